@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Redis } from 'ioredis';
+import type { ApiConfig } from '@smsgw/config';
+import { createDb, type Db } from '@smsgw/db';
+import { createDispatchQueue, createProducerConnection, type DispatchQueue } from '@smsgw/queue';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: ApiConfig;
+    db: Db;
+    redis: Redis;
+    dispatchQueue: DispatchQueue;
+  }
+}
+
+/**
+ * The API's connections: Postgres (Prisma) and Redis (the dispatch queue producer). Closed in
+ * reverse order of opening when the app closes.
+ */
+export const resources = fp(
+  async (app: FastifyInstance, options: { config: ApiConfig }) => {
+    const { config } = options;
+    const db = createDb({ url: config.DATABASE_URL });
+    const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
+    await redis.connect();
+    const dispatchQueue = createDispatchQueue(redis, config.QUEUE_PREFIX);
+
+    app.decorate('config', config);
+    app.decorate('db', db);
+    app.decorate('redis', redis);
+    app.decorate('dispatchQueue', dispatchQueue);
+
+    app.addHook('onClose', async () => {
+      await dispatchQueue.close();
+      redis.disconnect();
+      await db.$disconnect();
+    });
+  },
+  { name: 'resources' },
+);

@@ -1,0 +1,73 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError, MessageRecordSchema, isUuid, segmentInfo, statesMatching, toMessageRecord } from '@smsgw/core';
+import { findMessage, listMessages } from '@smsgw/db';
+import { ErrorBody, IdParams, authErrors } from '../../schemas/common.ts';
+import { withIdempotencyKey } from '../../services/idempotency.ts';
+import { sendMessages } from '../../services/send-messages.ts';
+import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse } from './schemas.ts';
+
+const sendErrors = { 400: ErrorBody, 402: ErrorBody, 409: ErrorBody, 422: ErrorBody, 503: ErrorBody, ...authErrors };
+
+/** Sending (`/api/sms/…`, spec 4.1) and reading (`/api/v1/sms…`, spec 4.3, 4.4). */
+const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('onRequest', app.authenticate);
+
+  app.post(
+    '/api/sms/send',
+    {
+      schema: {
+        tags: ['sms'],
+        summary: 'Send a text to recipients and/or groups',
+        headers: IdempotencyHeaders,
+        body: SendBody,
+        response: { 200: SendResponse, ...sendErrors },
+      },
+    },
+    async (request, reply) =>
+      withIdempotencyKey(request, reply, (idempotencyKey) => {
+        const { body, recipients, group_ids, device_id } = request.body;
+        const { encoding, segments } = segmentInfo(body);
+        return sendMessages(
+          { db: app.db, dispatchQueue: app.dispatchQueue, config: app.config, log: request.log },
+          {
+            user: request.auth.user,
+            recipients,
+            groupIds: group_ids ?? [],
+            deviceId: device_id,
+            compose: () => ({ kind: 'same', body, segments, encoding }),
+            idempotencyKey,
+          },
+        );
+      }),
+  );
+
+  app.get(
+    '/api/v1/sms/:id',
+    { schema: { tags: ['sms'], summary: 'Get one message', params: IdParams, response: { 200: MessageRecordSchema, 404: ErrorBody, ...authErrors } } },
+    async (request) => {
+      const { id } = request.params;
+      const message = isUuid(id) ? await findMessage(app.db, { userId: request.auth.user.id, id }) : null;
+      if (!message) throw new AppError('not_found', 'Message not found');
+      return toMessageRecord(message);
+    },
+  );
+
+  app.get(
+    '/api/v1/sms',
+    { schema: { tags: ['sms'], summary: 'List messages, newest first', querystring: ListQuery, response: { 200: MessageList, 400: ErrorBody, ...authErrors } } },
+    async (request) => {
+      const { status, to, batch_id, device_id, limit, offset } = request.query;
+      const { rows, total } = await listMessages(app.db, {
+        userId: request.auth.user.id,
+        states: status === undefined ? undefined : statesMatching(status),
+        to,
+        batchId: batch_id,
+        deviceId: device_id,
+        limit,
+        offset,
+      });
+      return { data: rows.map(toMessageRecord), total, limit, offset };
+    },
+  );
+};
+export default smsRoutes;

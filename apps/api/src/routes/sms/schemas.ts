@@ -1,0 +1,45 @@
+import { Type } from 'typebox';
+import { MAX_BODY_CODE_POINTS, MessageRecordSchema, STATUS_FILTER_VALUES } from '@smsgw/core';
+
+const Recipients = Type.Array(Type.String(), {
+  description: 'Phone numbers in E.164 format (`^\\+[1-9]\\d{1,14}$`). May be empty when group_ids bring members.',
+});
+const GroupIds = Type.Array(Type.String(), { description: 'Contact groups whose members are added to the recipients.' });
+const DeviceId = Type.String({ description: 'Send through this device; by default a device is chosen by round-robin.' });
+
+export const SendBody = Type.Object(
+  {
+    recipients: Recipients,
+    body: Type.String({ minLength: 1, maxLength: MAX_BODY_CODE_POINTS, description: 'Message text, 1 to 1600 Unicode code points.' }),
+    device_id: Type.Optional(DeviceId),
+    group_ids: Type.Optional(GroupIds),
+  },
+  { additionalProperties: false },
+);
+
+export const SendResponse = Type.Object({
+  message_ids: Type.Array(Type.String()),
+  recipients_count: Type.Integer(),
+  status: Type.Literal('accepted'),
+  batch_id: Type.Optional(Type.String({ description: 'Present only when there is more than one recipient.' })),
+});
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: 'Replays the first response for 24 hours.' })),
+});
+
+export const ListQuery = Type.Object({
+  status: Type.Optional(Type.Enum(STATUS_FILTER_VALUES, { description: 'queued matches pending and assigned.' })),
+  to: Type.Optional(Type.String({ description: 'Exact recipient number.' })),
+  batch_id: Type.Optional(Type.String({ format: 'uuid' })),
+  device_id: Type.Optional(Type.String({ format: 'uuid' })),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
+
+export const MessageList = Type.Object({
+  data: Type.Array(MessageRecordSchema),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});

@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '@smsgw/core';
+import { claimIdempotencyKey, releaseIdempotencyKey } from '@smsgw/db';
+
+const RETENTION_MS = 24 * 3600 * 1000;
+// A claim older than this whose request never completed is taken to be abandoned (a crashed process).
+const ABANDON_AFTER_MS = 60 * 1000;
+const MAX_KEY_LENGTH = 255;
+
+/**
+ * Runs `handler` under the request's Idempotency-Key, if it has one: the same key and body within
+ * 24 hours replays the first response, another body is 422, a request still in flight is 409. The
+ * handler completes the key in its own transaction; a refused request releases it.
+ */
+export async function withIdempotencyKey<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  handler: (key: string | undefined) => Promise<T>,
+): Promise<T> {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return handler(undefined);
+  const key = Array.isArray(header) ? header[0] : header;
+  if (!key || key.length > MAX_KEY_LENGTH) {
+    throw new AppError('invalid_request', `Invalid header 'Idempotency-Key': 1 to ${MAX_KEY_LENGTH} characters.`);
+  }
+  const { db } = request.server;
+  const userId = request.auth.user.id;
+  const requestHash = new Uint8Array(
+    createHash('sha256').update(request.routeOptions.url ?? '').update('\n').update(JSON.stringify(request.body)).digest(),
+  );
+  const claim = await claimIdempotencyKey(db, {
+    userId, key, requestHash, now: new Date(), retentionMs: RETENTION_MS, abandonAfterMs: ABANDON_AFTER_MS,
+  });
+  switch (claim.outcome) {
+    case 'mismatch':
+      throw new AppError('idempotency_key_reused');
+    case 'in_flight':
+      throw new AppError('idempotency_key_in_use');
+    case 'replay':
+      reply.header('idempotency-replayed', 'true').status(claim.code);
+      // The stored body is the response this handler gave to the first request.
+      return claim.body as T;
+    case 'claimed':
+      try {
+        return await handler(key);
+      } catch (error) {
+        await releaseIdempotencyKey(db, { userId, key });
+        throw error;
+      }
+  }
+}

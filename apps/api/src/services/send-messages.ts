@@ -1,0 +1,105 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError, isE164, isUuid, newId, quotaPeriod } from '@smsgw/core';
+import type { ApiConfig } from '@smsgw/config';
+import {
+  chargeQuota,
+  completeIdempotencyKey,
+  findDevice,
+  hasAvailableDevice,
+  insertMessages,
+  isAvailable,
+  type Db,
+  type MessageTexts,
+  type UserRow,
+} from '@smsgw/db';
+import { enqueueDispatch, type DispatchQueue } from '@smsgw/queue';
+
+export interface SendDeps {
+  db: Db;
+  dispatchQueue: DispatchQueue;
+  config: ApiConfig;
+  log: FastifyBaseLogger;
+}
+
+export interface SendInput {
+  user: UserRow;
+  recipients: string[];
+  groupIds: string[];
+  deviceId: string | undefined;
+  /** The text of each recipient, once the recipients are known (a direct text, or a rendered template). */
+  compose: (recipients: string[]) => Promise<MessageTexts> | MessageTexts;
+  /** The claimed Idempotency-Key, completed in the same transaction as the messages. */
+  idempotencyKey: string | undefined;
+}
+
+export interface SendResponse {
+  message_ids: string[];
+  recipients_count: number;
+  status: 'accepted';
+  batch_id?: string;
+}
+
+/**
+ * Accepts a send: checks it in the order of decisions.md ("Sending"), then stores the quota charge,
+ * the batch and every message in one transaction and enqueues one dispatch job per message in one
+ * round trip. A refused request changes nothing.
+ */
+export async function sendMessages(deps: SendDeps, input: SendInput): Promise<SendResponse> {
+  const { db, config } = deps;
+  const { user } = input;
+
+  if (!input.recipients.every(isE164)) throw new AppError('invalid_phone_number');
+  if (input.groupIds.length > 0) throw new AppError('group_not_found', `Group ${input.groupIds[0]} not found.`);
+
+  const recipients = [...new Set(input.recipients)];
+  if (recipients.length === 0) {
+    throw new AppError('invalid_request', 'No recipients: give at least one phone number in recipients, or groups with members in group_ids.');
+  }
+  if (recipients.length > config.MAX_RECIPIENTS) {
+    throw new AppError('too_many_recipients', `Too many recipients: ${recipients.length}, at most ${config.MAX_RECIPIENTS} per request.`);
+  }
+
+  const texts = await input.compose(recipients);
+  await checkDevices(deps, user.id, input.deviceId);
+
+  const now = new Date();
+  const ids = recipients.map(() => newId());
+  const batch = recipients.length > 1 ? { id: newId(), recipientsCount: recipients.length } : null;
+  const response: SendResponse = {
+    message_ids: ids,
+    recipients_count: recipients.length,
+    status: 'accepted',
+    ...(batch && { batch_id: batch.id }),
+  };
+
+  await db.$transaction(async (tx) => {
+    const limit = user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT;
+    const charged = await chargeQuota(tx, { userId: user.id, period: quotaPeriod(now).start, count: ids.length, limit });
+    if (!charged) throw new AppError('quota_exceeded');
+    await insertMessages(tx, {
+      ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now,
+    });
+    if (input.idempotencyKey) {
+      await completeIdempotencyKey(tx, { userId: user.id, key: input.idempotencyKey, code: 200, body: response, now });
+    }
+  });
+
+  try {
+    await enqueueDispatch(deps.dispatchQueue, ids);
+  } catch (error) {
+    // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
+    deps.log.warn({ err: error, count: ids.length }, 'enqueue failed; messages left to the outbox sweep');
+  }
+  return response;
+}
+
+async function checkDevices(deps: SendDeps, userId: string, deviceId: string | undefined): Promise<void> {
+  const seenSince = new Date(Date.now() - deps.config.DEVICE_AVAILABLE_SECONDS * 1000);
+  if (deviceId !== undefined) {
+    const device = isUuid(deviceId) ? await findDevice(deps.db, { userId, id: deviceId }) : null;
+    if (!device || !device.enabled) throw new AppError('device_not_found', `Device ${deviceId} not found or not enabled.`);
+    if (!isAvailable(device, seenSince)) throw new AppError('no_devices');
+    return;
+  }
+  if (!(await hasAvailableDevice(deps.db, { userId, seenSince }))) throw new AppError('no_devices');
+}

@@ -1,0 +1,29 @@
+import { parseArgs } from 'node:util';
+import { DatabaseEnv, loadConfig } from '@smsgw/config';
+import { createDb } from '@smsgw/db';
+import { CliError, COMMANDS } from './commands.ts';
+
+// `pnpm smsgw <command>`: operator commands, JSON on stdout, errors as JSON on stderr (exit 1).
+const usage = `usage: pnpm smsgw <command>\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}`;
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { name: { type: 'string' }, quota: { type: 'string' }, user: { type: 'string' }, limit: { type: 'string' }, help: { type: 'boolean' } },
+});
+const command = COMMANDS[positionals.slice(0, 2).join(' ')];
+if (!command || values.help) {
+  console.error(usage);
+  process.exit(command || values.help ? 0 : 2);
+}
+
+const db = createDb({ url: loadConfig(DatabaseEnv).DATABASE_URL, poolSize: 1 });
+try {
+  const { help: _help, ...flags } = values;
+  console.log(JSON.stringify(await command.run(db, flags)));
+} catch (error) {
+  if (!(error instanceof CliError)) throw error;
+  console.error(JSON.stringify({ error: error.message }));
+  process.exitCode = 1;
+} finally {
+  await db.$disconnect();
+}

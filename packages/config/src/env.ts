@@ -1,0 +1,87 @@
+import { Type, type Static, type TObject } from 'typebox';
+import { Value } from 'typebox/value';
+
+/**
+ * The environment of every smsgw process, in one place. Each process reads the parts it needs with
+ * `loadConfig`, once at start, and fails fast with a message naming the variable that is wrong.
+ */
+const Integer = (options: { default: number; minimum?: number; maximum?: number; description: string }) =>
+  Type.Integer({ minimum: 1, ...options });
+
+export const DatabaseEnv = Type.Object({
+  DATABASE_URL: Type.String({
+    default: 'postgresql://postgres@127.0.0.1:5432/smsgw',
+    pattern: '^postgres(ql)?://',
+    description: 'Postgres connection URL.',
+  }),
+});
+
+export const RedisEnv = Type.Object({
+  REDIS_URL: Type.String({
+    default: 'redis://127.0.0.1:6379',
+    pattern: '^rediss?://',
+    description: 'Redis connection URL.',
+  }),
+  QUEUE_PREFIX: Type.String({
+    default: 'smsgw',
+    pattern: '^[A-Za-z0-9_.:-]+$',
+    description: 'Prefix of every BullMQ key in Redis; processes sharing one queue use the same prefix.',
+  }),
+});
+
+export const LogEnv = Type.Object({
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    default: 'info',
+    description: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
+  }),
+});
+
+export const SendingEnv = Type.Object({
+  MONTHLY_QUOTA_DEFAULT: Integer({ default: 10000, minimum: 0, description: 'Messages a user may send per calendar month (UTC) unless the user has a limit of their own.' }),
+  MAX_RECIPIENTS: Integer({ default: 10000, maximum: 100000, description: 'Most recipients of one send request, after group expansion.' }),
+  DEVICE_AVAILABLE_SECONDS: Integer({ default: 900, description: 'A device is available when enabled and seen within this many seconds.' }),
+});
+
+export const ApiEnv = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1', description: 'Address the API listens on (0.0.0.0 in containers).' }),
+  PORT: Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'Port the API listens on.' }),
+  JWT_SECRET: Type.String({ minLength: 32, description: 'HS256 secret for JWTs, at least 32 characters. Required.' }),
+  JWT_TTL_SECONDS: Integer({ default: 900, maximum: 86400, description: 'Lifetime of a JWT issued by POST /api/v1/auth/token.' }),
+  RATE_LIMIT_PER_MINUTE: Integer({ default: 1200, description: 'Requests per minute per credential (or per address when unauthenticated).' }),
+});
+
+export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, ApiEnv]));
+export type ApiConfig = Static<typeof ApiConfigSchema>;
+
+export const CliConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv]));
+export type CliConfig = Static<typeof CliConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads the variables of `schema` from `env`, applies defaults, converts numbers, and checks them. */
+export function loadConfig<T extends TObject>(schema: T, env: Record<string, string | undefined> = process.env): Static<T> {
+  const raw: Record<string, unknown> = {};
+  for (const name of Object.keys(schema.properties)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[name] = value;
+  }
+  const value = Value.Convert(schema, Value.Default(schema, raw));
+  const errors = Value.Errors(schema, value);
+  if (errors.length > 0) {
+    const messages = errors.map((error) => {
+      const missing = error.keyword === 'required';
+      const name = missing ? requiredName(error) : error.instancePath.replace(/^\//, '');
+      const description = (schema.properties[name] as { description?: string } | undefined)?.description ?? '';
+      return `${name} ${missing ? 'is required' : error.message}${description ? ` (${description})` : ''}`;
+    });
+    throw new ConfigError(`Invalid environment:\n  ${[...new Set(messages)].join('\n  ')}`);
+  }
+  return value as Static<T>;
+}
+
+function requiredName(error: { params: object }): string {
+  const params = error.params as { requiredProperties?: string[] };
+  return params.requiredProperties?.join(', ') ?? 'environment';
+}

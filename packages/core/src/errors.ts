@@ -1,0 +1,61 @@
+/**
+ * The error catalogue: every error a client can see, with its HTTP status and default message.
+ * Domain code throws `AppError(code)`; the API's error handler turns it into `{error, message}`.
+ */
+export const ERRORS = {
+  /** The request's shape is wrong: a missing or unknown field, a wrong type, a bad query value. */
+  invalid_request: { status: 400, message: 'The request is not valid.' },
+  /** A recipient is not an E.164 number (`^\+[1-9]\d{1,14}$`). */
+  invalid_phone_number: { status: 400, message: 'Phone number must be in E.164 format' },
+  /** More recipients after group expansion than MAX_RECIPIENTS. */
+  too_many_recipients: { status: 400, message: 'Too many recipients in one request.' },
+  /** A group id that does not exist or belongs to another user. */
+  group_not_found: { status: 400, message: 'Group not found.' },
+  /** A named device that does not exist, belongs to another user or is disabled. */
+  device_not_found: { status: 400, message: 'Device not found or not enabled.' },
+  /** Missing or invalid credentials. */
+  unauthorized: { status: 401, message: 'Authentication required' },
+  /** The monthly quota cannot cover every message of the request. */
+  quota_exceeded: { status: 402, message: 'Monthly message quota exceeded' },
+  /** Valid credentials of a kind the operation does not accept. */
+  forbidden: { status: 403, message: 'This operation requires an API key.' },
+  /** A resource that does not exist or that the caller may not see. */
+  not_found: { status: 404, message: 'Not found' },
+  /** The Idempotency-Key is still being processed by an earlier request. */
+  idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
+  /** The request body is larger than the server accepts. */
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  /** The request body is not JSON. */
+  unsupported_media_type: { status: 415, message: 'Content-Type must be application/json.' },
+  /** The Idempotency-Key was used before with another request body. */
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request.' },
+  /** Too many requests from one credential or address. */
+  rate_limited: { status: 429, message: 'Too many requests, slow down.' },
+  /** An unexpected failure; details are logged, never sent. */
+  internal_error: { status: 500, message: 'Internal server error' },
+  /** No device of the user is available to send. */
+  no_devices: { status: 503, message: 'No devices available to send messages' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+
+  constructor(code: ErrorCode, message?: string) {
+    super(message ?? ERRORS[code].message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+  }
+
+  /** The response body: `{error, message}`. */
+  body(): Record<string, string> {
+    return { error: this.code, message: this.message };
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

@@ -1,0 +1,63 @@
+import { Type, type Static } from 'typebox';
+import type { Encoding } from './segments.ts';
+import { MESSAGE_STATES, MESSAGE_STATUSES, statusOf, type MessageState } from './status.ts';
+
+/** The public message record (spec 2.4 and decisions.md), used by the API and by webhook payloads. */
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' });
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export const MessageRecordSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    status: Type.Enum([...MESSAGE_STATUSES], { description: 'queued, sending, sent, delivered or failed.' }),
+    state: Type.Enum([...MESSAGE_STATES], { description: 'Lifecycle state: pending, assigned, sending, sent, delivered or failed.' }),
+    to: Type.String({ description: 'Recipient, E.164.' }),
+    message: Type.String(),
+    device_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'Device that handles the message; null until one is assigned.' }),
+    batch_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+    segments: Type.Integer({ minimum: 1 }),
+    encoding: Type.Enum(['GSM-7', 'UCS-2']),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    sent_at: NullableTimestamp,
+    delivered_at: NullableTimestamp,
+    error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type MessageRecord = Static<typeof MessageRecordSchema>;
+
+export interface MessageFields {
+  id: string;
+  batchId: string | null;
+  deviceId: string | null;
+  to: string;
+  body: string;
+  segments: number;
+  encoding: Encoding;
+  state: MessageState;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  sentAt: Date | null;
+  deliveredAt: Date | null;
+}
+
+export function toMessageRecord(m: MessageFields): MessageRecord {
+  return {
+    id: m.id,
+    status: statusOf(m.state),
+    state: m.state,
+    to: m.to,
+    message: m.body,
+    device_id: m.deviceId,
+    batch_id: m.batchId,
+    segments: m.segments,
+    encoding: m.encoding,
+    created_at: m.createdAt.toISOString(),
+    updated_at: m.updatedAt.toISOString(),
+    sent_at: m.sentAt?.toISOString() ?? null,
+    delivered_at: m.deliveredAt?.toISOString() ?? null,
+    error: m.error,
+  };
+}

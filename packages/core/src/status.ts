@@ -1,0 +1,66 @@
+/**
+ * The message status machine: the lifecycle states stored in Postgres, the transitions between
+ * them, and the public `status` vocabulary of the interface (spec section 3) derived from them.
+ */
+export const MESSAGE_STATES = ['pending', 'assigned', 'sending', 'sent', 'delivered', 'failed'] as const;
+export type MessageState = (typeof MESSAGE_STATES)[number];
+
+export const MESSAGE_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'failed'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed'];
+
+/**
+ * Allowed moves. Every move is forward except `assigned -> pending`, which is the lease expiry
+ * handing an unclaimed message back to round-robin. `failed` is reachable from every state that is
+ * not final; a delivery report may skip `sent`.
+ */
+const TRANSITIONS: Record<MessageState, readonly MessageState[]> = {
+  pending: ['assigned', 'failed'],
+  assigned: ['sending', 'pending', 'failed'],
+  sending: ['sent', 'delivered', 'failed'],
+  sent: ['delivered', 'failed'],
+  delivered: [],
+  failed: [],
+};
+
+export function canTransition(from: MessageState, to: MessageState): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** The states from which `to` may be reached: the expected states of a compare-and-set. */
+export function statesLeadingTo(to: MessageState): MessageState[] {
+  return MESSAGE_STATES.filter((from) => canTransition(from, to));
+}
+
+export function isFinal(state: MessageState): boolean {
+  return FINAL_STATES.includes(state);
+}
+
+const STATUS_OF_STATE: Record<MessageState, MessageStatus> = {
+  pending: 'queued',
+  assigned: 'queued',
+  sending: 'sending',
+  sent: 'sent',
+  delivered: 'delivered',
+  failed: 'failed',
+};
+
+export function statusOf(state: MessageState): MessageStatus {
+  return STATUS_OF_STATE[state];
+}
+
+/** Every value the `status` filter accepts: both vocabularies. */
+export const STATUS_FILTER_VALUES = [...new Set<string>([...MESSAGE_STATUSES, ...MESSAGE_STATES])];
+
+/**
+ * The states a `status` filter value matches: a public status matches every state that maps to it,
+ * a lifecycle state matches itself. Undefined for a value of neither list.
+ */
+export function statesMatching(filter: string): MessageState[] | undefined {
+  if ((MESSAGE_STATES as readonly string[]).includes(filter)) return [filter as MessageState];
+  if ((MESSAGE_STATUSES as readonly string[]).includes(filter)) {
+    return MESSAGE_STATES.filter((state) => STATUS_OF_STATE[state] === filter);
+  }
+  return undefined;
+}

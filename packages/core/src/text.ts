@@ -1,0 +1,17 @@
+/** Maximum length of a message text, in Unicode code points. */
+export const MAX_BODY_CODE_POINTS = 1600;
+
+/** Length in Unicode code points (an emoji is one), not bytes and not UTF-16 units. */
+export function codePointLength(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}

@@ -1,0 +1,70 @@
+import { newId } from '@smsgw/core';
+import type { Db } from './client.ts';
+import { DEVICE_TOKEN_PREFIX, generateSecret, hashSecret } from './secrets.ts';
+
+export interface DeviceRow {
+  id: string;
+  userId: string;
+  name: string;
+  enabled: boolean;
+  lastSeenAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const deviceColumns = {
+  id: true, userId: true, name: true, enabled: true, lastSeenAt: true, createdAt: true, updatedAt: true,
+} as const;
+
+/** Registers a device; registration counts as being seen. The token is returned this once. */
+export async function createDevice(db: Db, options: { userId: string; name: string }): Promise<{ token: string; device: DeviceRow }> {
+  const token = generateSecret(DEVICE_TOKEN_PREFIX);
+  const now = new Date();
+  const device = await db.device.create({
+    data: { id: newId(), userId: options.userId, name: options.name, tokenHash: hashSecret(token), lastSeenAt: now, createdAt: now, updatedAt: now },
+    select: deviceColumns,
+  });
+  return { token, device };
+}
+
+export async function listDevices(db: Db, userId: string): Promise<DeviceRow[]> {
+  return db.device.findMany({ where: { userId, deletedAt: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select: deviceColumns });
+}
+
+export async function findDevice(db: Db, options: { userId: string; id: string }): Promise<DeviceRow | null> {
+  return db.device.findFirst({ where: { id: options.id, userId: options.userId, deletedAt: null }, select: deviceColumns });
+}
+
+export async function updateDevice(
+  db: Db,
+  options: { userId: string; id: string; name?: string; enabled?: boolean },
+): Promise<DeviceRow | null> {
+  const { count } = await db.device.updateMany({
+    where: { id: options.id, userId: options.userId, deletedAt: null },
+    data: { name: options.name, enabled: options.enabled, updatedAt: new Date() },
+  });
+  return count === 1 ? findDevice(db, options) : null;
+}
+
+/** Deletes a device: its token stops working and it is never assigned again; its messages keep its id. */
+export async function deleteDevice(db: Db, options: { userId: string; id: string }): Promise<boolean> {
+  const now = new Date();
+  const { count } = await db.device.updateMany({
+    where: { id: options.id, userId: options.userId, deletedAt: null },
+    data: { deletedAt: now, enabled: false, updatedAt: now },
+  });
+  return count === 1;
+}
+
+export function isAvailable(device: Pick<DeviceRow, 'enabled' | 'lastSeenAt'>, seenSince: Date): boolean {
+  return device.enabled && device.lastSeenAt !== null && device.lastSeenAt >= seenSince;
+}
+
+/** Whether the user has at least one device that is enabled and was seen since `seenSince`. */
+export async function hasAvailableDevice(db: Db, options: { userId: string; seenSince: Date }): Promise<boolean> {
+  const device = await db.device.findFirst({
+    where: { userId: options.userId, deletedAt: null, enabled: true, lastSeenAt: { gte: options.seenSince } },
+    select: { id: true },
+  });
+  return device !== null;
+}

@@ -1,0 +1,21 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { JOBS, QUEUES, parsePayload } from './catalog.ts';
+
+export type DispatchQueue = Queue;
+
+export function createDispatchQueue(connection: Redis, prefix: string): DispatchQueue {
+  return new Queue(QUEUES.dispatch, { connection, prefix });
+}
+
+/** One `message.dispatch` job per message, in one round trip; the message id is the job id, so a re-enqueue is a no-op. */
+export async function enqueueDispatch(queue: DispatchQueue, messageIds: readonly string[]): Promise<void> {
+  const job = JOBS['message.dispatch'];
+  await queue.addBulk(
+    messageIds.map((messageId) => ({
+      name: 'message.dispatch',
+      data: parsePayload('message.dispatch', { messageId }),
+      opts: { ...job.options, jobId: messageId },
+    })),
+  );
+}
