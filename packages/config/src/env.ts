@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject } from 'typebox';
 import { Value } from 'typebox/value';
+import { convertText } from './convert.ts';
 
 /**
  * The environment of every smsgw process, in one place. Each process reads the parts it needs with
@@ -67,7 +68,7 @@ export function loadConfig<T extends TObject>(schema: T, env: Record<string, str
     const value = env[name];
     if (value !== undefined && value !== '') raw[name] = value;
   }
-  const value = Value.Convert(schema, Value.Default(schema, raw));
+  const value = convertText(schema, Value.Default(schema, raw));
   const errors = Value.Errors(schema, value);
   if (errors.length > 0) {
     const messages = errors.map((error) => {

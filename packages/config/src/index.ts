@@ -1,1 +1,2 @@
+export * from './convert.ts';
 export * from './env.ts';

@@ -1,15 +1,68 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, send, startTestApi, type TestApi } from '../../testing/test-api.ts';
 
+// MAX_RECIPIENTS is small so that too_many_recipients can be reached with a handful of numbers.
+const MAX_RECIPIENTS = 3;
+
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi();
+  api = await startTestApi({ MAX_RECIPIENTS: String(MAX_RECIPIENTS) });
 });
 afterAll(async () => {
   await api?.close();
 });
 
-describe('POST /api/sms/send', () => {
+// A random run prefix and a counter: every call gives a distinct valid E.164 number.
+const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
+let phoneSeq = 0;
+function phone(): string {
+  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
+}
+
+/** Jobs of every kind in this file's queue (no worker runs, so they stay waiting). */
+async function jobCount(): Promise<number> {
+  const counts = await api.queue.getJobCounts();
+  return Object.values(counts).reduce((sum, n) => sum + n, 0);
+}
+
+/** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
+async function footprint(userId: string) {
+  const [messages, batches, quota, jobs] = await Promise.all([
+    api.db.message.count({ where: { userId } }),
+    api.db.batch.count({ where: { userId } }),
+    api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
+    jobCount(),
+  ]);
+  return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
+}
+
+/** Sends `payload` and expects the refusal `status` + `body` with nothing stored, charged or enqueued. */
+async function expectRefused(
+  user: { apiKey: string; userId: string },
+  payload: unknown,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  const before = await footprint(user.userId);
+  const res = await send(api.app, user.apiKey, payload, headers);
+  expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body });
+  expect(await footprint(user.userId)).toEqual(before);
+  return res;
+}
+
+async function userWithDevice(options: { monthlyQuota?: number | null; devices?: number } = {}) {
+  const t = await createTestUser(api.db, options);
+  return { ...t, userId: t.user.id };
+}
+
+const INVALID_PHONE = { error: 'invalid_phone_number', message: 'Phone number must be in E.164 format' };
+const UNAUTHORIZED = { error: 'unauthorized', message: 'Authentication required' };
+const QUOTA_EXCEEDED = { error: 'quota_exceeded', message: 'Monthly message quota exceeded' };
+const NO_DEVICES = { error: 'no_devices', message: 'No devices available to send messages' };
+
+describe('POST /api/sms/send accepts', () => {
   it('stores one message per distinct recipient, enqueues one job each with the message id as jobId, and answers accepted', async () => {
     const { apiKey, user } = await createTestUser(api.db);
     const res = await send(api.app, apiKey, { recipients: ['+15550000001', '+15550000002', '+15550000001'], body: 'hello' });
@@ -28,5 +81,438 @@ describe('POST /api/sms/send', () => {
       const job = await api.queue.getJob(id);
       expect(job?.data).toEqual({ messageId: id });
     }
+  });
+
+  it('answers exactly {message_ids, recipients_count, status, batch_id} and stores a batch row counting the recipients', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const recipients = [phone(), phone(), phone()];
+    const jobsBefore = await jobCount();
+
+    const res = await send(api.app, apiKey, { recipients, body: 'batch of three' });
+
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['batch_id', 'message_ids', 'recipients_count', 'status']);
+    expect(body).toEqual({ message_ids: expect.any(Array), recipients_count: 3, status: 'accepted', batch_id: expect.any(String) });
+    expect(new Set(body.message_ids).size).toBe(3);
+
+    const batches = await api.db.batch.findMany({ where: { userId } });
+    expect(batches.map((b) => [b.id, b.recipientsCount])).toEqual([[body.batch_id, 3]]);
+    const rows = await api.db.message.findMany({ where: { userId } });
+    expect(rows.map((r) => r.id).sort()).toEqual([...body.message_ids].sort());
+    expect(rows.map((r) => r.to).sort()).toEqual([...recipients].sort());
+    expect(await jobCount()).toBe(jobsBefore + 3);
+  });
+
+  it('omits batch_id (absent, not null) for one recipient, stores no batch, and enqueues one job with {messageId}', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const to = phone();
+
+    const res = await send(api.app, apiKey, { recipients: [to], body: 'just one' });
+
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toEqual({ message_ids: [expect.any(String)], recipients_count: 1, status: 'accepted' });
+    expect('batch_id' in body).toBe(false);
+    const [id] = body.message_ids;
+    const rows = await api.db.message.findMany({ where: { userId } });
+    expect(rows.map((r) => ({ id: r.id, to: r.to, batchId: r.batchId, state: r.state }))).toEqual([
+      { id, to, batchId: null, state: 'pending' },
+    ]);
+    expect(await api.db.batch.count({ where: { userId } })).toBe(0);
+    const job = await api.queue.getJob(id);
+    expect({ jobId: job?.id, data: job?.data }).toEqual({ jobId: id, data: { messageId: id } });
+  });
+
+  it('de-duplicates exact E.164 strings: three copies of one number are one recipient and no batch', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const to = phone();
+
+    const res = await send(api.app, apiKey, { recipients: [to, to, to], body: 'once' });
+
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ message_ids: [expect.any(String)], recipients_count: 1, status: 'accepted' });
+    expect(await api.db.message.count({ where: { userId } })).toBe(1);
+    expect(await api.db.batch.count({ where: { userId } })).toBe(0);
+  });
+
+  it('counts recipients after de-duplication against MAX_RECIPIENTS (4 entries, 3 distinct, limit 3, is accepted)', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const [a, b, c] = [phone(), phone(), phone()];
+
+    const res = await send(api.app, apiKey, { recipients: [a, b, c, a], body: 'dedup first' });
+
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ recipients_count: 3 });
+    expect(await api.db.message.count({ where: { userId } })).toBe(3);
+  });
+
+  it('accepts the shortest and longest E.164 numbers (+ and 2 to 15 digits)', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const res = await send(api.app, apiKey, { recipients: ['+12', '+123456789012345'], body: 'edges' });
+    expect(res.statusCode).toBe(200);
+    const rows = await api.db.message.findMany({ where: { userId }, orderBy: { to: 'asc' } });
+    expect(rows.map((r) => r.to)).toEqual(['+12', '+123456789012345']);
+  });
+
+  it('accepts an empty group_ids list', async () => {
+    const { apiKey } = await userWithDevice();
+    const res = await send(api.app, apiKey, { recipients: [phone()], body: 'no groups', group_ids: [] });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('accepts a body of 1600 Unicode code points (1600 emoji, 3200 UTF-16 units) and stores it intact', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const text = '😀'.repeat(1600);
+
+    const res = await send(api.app, apiKey, { recipients: [phone()], body: text });
+
+    expect(res.statusCode).toBe(200);
+    const [row] = await api.db.message.findMany({ where: { userId } });
+    expect(row?.body).toBe(text);
+    expect(row?.encoding).toBe('UCS_2');
+  });
+
+  it('accepts a GSM-7 body of exactly 1600 characters', async () => {
+    const { apiKey } = await userWithDevice();
+    const res = await send(api.app, apiKey, { recipients: [phone()], body: 'a'.repeat(1600) });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it.each([
+    ['160 GSM-7 characters', 'a'.repeat(160), 'GSM-7', 1],
+    ['161 GSM-7 characters', 'a'.repeat(161), 'GSM-7', 2],
+    ['306 GSM-7 characters (2 x 153)', 'a'.repeat(306), 'GSM-7', 2],
+    ['307 GSM-7 characters', 'a'.repeat(307), 'GSM-7', 3],
+    ['70 UCS-2 characters', 'ж'.repeat(70), 'UCS-2', 1],
+    ['71 UCS-2 characters', 'ж'.repeat(71), 'UCS-2', 2],
+    ['GSM-7 text with one non-GSM character', `${'a'.repeat(69)}ж`, 'UCS-2', 1],
+  ])('stores segments and encoding as carriers count them: %s', async (_name, text, encoding, segments) => {
+    const { apiKey, userId } = await userWithDevice();
+
+    const res = await send(api.app, apiKey, { recipients: [phone()], body: text });
+
+    expect(res.statusCode).toBe(200);
+    const [id] = res.json().message_ids;
+    const row = await api.db.message.findFirstOrThrow({ where: { userId, id } });
+    expect({ segments: row.segments, encoding: row.encoding }).toEqual({ segments, encoding: encoding === 'GSM-7' ? 'GSM_7' : 'UCS_2' });
+    const record = await api.app.inject({ method: 'GET', url: `/api/v1/sms/${id}`, headers: { 'x-api-key': apiKey } });
+    expect(record.json()).toMatchObject({ id, segments, encoding, message: text });
+  });
+
+  it('stores a named device_id as the requested device of every message', async () => {
+    const { apiKey, userId } = await userWithDevice({ devices: 2 });
+    const devices = await api.db.device.findMany({ where: { userId }, orderBy: { createdAt: 'asc' } });
+    const named = devices[1]!.id;
+
+    const res = await send(api.app, apiKey, { recipients: [phone(), phone()], body: 'pinned', device_id: named });
+
+    expect(res.statusCode).toBe(200);
+    const rows = await api.db.message.findMany({ where: { userId } });
+    expect(rows.map((r) => r.requestedDeviceId)).toEqual([named, named]);
+  });
+
+  it('stores no requested device when device_id is omitted', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const res = await send(api.app, apiKey, { recipients: [phone()], body: 'round-robin' });
+    expect(res.statusCode).toBe(200);
+    const rows = await api.db.message.findMany({ where: { userId } });
+    expect(rows.map((r) => r.requestedDeviceId)).toEqual([null]);
+  });
+
+  it('counts a device seen just inside DEVICE_AVAILABLE_SECONDS as available', async () => {
+    const { apiKey, deviceId } = await userWithDevice();
+    const seen = new Date(Date.now() - (api.config.DEVICE_AVAILABLE_SECONDS - 60) * 1000);
+    await api.db.device.update({ where: { id: deviceId! }, data: { lastSeenAt: seen } });
+
+    const res = await send(api.app, apiKey, { recipients: [phone()], body: 'recently seen' });
+
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('accepts a JWT bearer token as an alternative to X-API-Key', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const token = await api.app.inject({ method: 'POST', url: '/api/v1/auth/token', headers: { 'x-api-key': apiKey } });
+    expect(token.statusCode).toBe(200);
+    const jwt = token.json().token as string;
+
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/api/sms/send',
+      headers: { authorization: `Bearer ${jwt}` },
+      payload: { recipients: [phone()], body: 'via jwt' },
+    });
+
+    expect(res.statusCode).toBe(200);
+    expect(await api.db.message.count({ where: { userId } })).toBe(1);
+  });
+});
+
+describe('POST /api/sms/send refuses, changing nothing', () => {
+  it.each([
+    ['no country code plus sign', '15551234567'],
+    ['a leading zero after the plus', '+0123'],
+    ['16 digits', '+1234567890123456'],
+    ['a space inside', '+1 555'],
+    ['dashes', '+1-555-123-4567'],
+    ['a single digit', '+1'],
+    ['a leading space (not trimmed)', ' +15551234567'],
+    ['a trailing space (not trimmed)', '+15551234567 '],
+    ['an empty string', ''],
+    ['letters', '+1555CALLNOW'],
+  ])('400 invalid_phone_number for a number with %s, even among good ones', async (_name, bad) => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: [phone(), bad, phone()], body: 'hi' }, 400, INVALID_PHONE);
+  });
+
+  it('401 unauthorized without credentials', async () => {
+    const before = { messages: await api.db.message.count(), jobs: await jobCount() };
+    const res = await api.app.inject({ method: 'POST', url: '/api/sms/send', payload: { recipients: [phone()], body: 'hi' } });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
+    expect({ messages: await api.db.message.count(), jobs: await jobCount() }).toEqual(before);
+  });
+
+  it.each([
+    ['an unknown X-API-Key', { 'x-api-key': `smsgw_sk_${randomBytes(32).toString('base64url')}` }],
+    ['an unknown bearer key', { authorization: `Bearer smsgw_sk_${randomBytes(32).toString('base64url')}` }],
+    ['a forged JWT', { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' }],
+    ['an empty X-API-Key', { 'x-api-key': '' }],
+  ])('401 unauthorized with %s', async (_name, headers) => {
+    const before = { messages: await api.db.message.count(), jobs: await jobCount() };
+    const res = await api.app.inject({ method: 'POST', url: '/api/sms/send', headers, payload: { recipients: [phone()], body: 'hi' } });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
+    expect({ messages: await api.db.message.count(), jobs: await jobCount() }).toEqual(before);
+  });
+
+  it('401 unauthorized with a revoked API key', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    await api.db.apiKey.updateMany({ where: { userId }, data: { revokedAt: new Date() } });
+    await expectRefused({ apiKey, userId }, { recipients: [phone()], body: 'hi' }, 401, UNAUTHORIZED);
+  });
+
+  it('402 quota_exceeded when the monthly quota is used up', async () => {
+    const user = await userWithDevice({ monthlyQuota: 0 });
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 402, QUOTA_EXCEEDED);
+  });
+
+  it('503 no_devices when the user has no device', async () => {
+    const user = await userWithDevice({ devices: 0 });
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 503, NO_DEVICES);
+  });
+
+  it('503 no_devices when the only device is disabled', async () => {
+    const user = await userWithDevice();
+    await api.db.device.update({ where: { id: user.deviceId! }, data: { enabled: false } });
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 503, NO_DEVICES);
+  });
+
+  it('503 no_devices when the only device was last seen longer ago than DEVICE_AVAILABLE_SECONDS', async () => {
+    const user = await userWithDevice();
+    const stale = new Date(Date.now() - (api.config.DEVICE_AVAILABLE_SECONDS + 60) * 1000);
+    await api.db.device.update({ where: { id: user.deviceId! }, data: { lastSeenAt: stale } });
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 503, NO_DEVICES);
+  });
+
+  it('503 no_devices when the only device was never seen', async () => {
+    const user = await userWithDevice();
+    await api.db.device.update({ where: { id: user.deviceId! }, data: { lastSeenAt: null } });
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 503, NO_DEVICES);
+  });
+
+  it('503 no_devices when the only device is deleted', async () => {
+    const user = await userWithDevice();
+    await api.db.device.update({ where: { id: user.deviceId! }, data: { deletedAt: new Date(), enabled: false } });
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 503, NO_DEVICES);
+  });
+
+  it("503 no_devices when another user's device is the only available one", async () => {
+    const user = await userWithDevice({ devices: 0 });
+    await userWithDevice();
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 503, NO_DEVICES);
+  });
+
+  it('503 no_devices when the named device exists and is enabled but was not seen recently', async () => {
+    const user = await userWithDevice({ devices: 2 });
+    const devices = await api.db.device.findMany({ where: { userId: user.userId }, orderBy: { createdAt: 'asc' } });
+    const stale = new Date(Date.now() - (api.config.DEVICE_AVAILABLE_SECONDS + 60) * 1000);
+    await api.db.device.update({ where: { id: devices[1]!.id }, data: { lastSeenAt: stale } });
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: devices[1]!.id }, 503, NO_DEVICES);
+  });
+
+  it.each([
+    ['recipients is missing', { body: 'hi' }, "'recipients'"],
+    ['body is missing', { recipients: ['+15550000001'] }, "'body'"],
+    ['body is empty', { recipients: ['+15550000001'], body: '' }, "'body'"],
+    ['body is 1601 code points (emoji)', { recipients: ['+15550000001'], body: '😀'.repeat(1601) }, "'body'"],
+    ['body is 1601 GSM-7 characters', { recipients: ['+15550000001'], body: 'a'.repeat(1601) }, "'body'"],
+    ['a field is unknown', { recipients: ['+15550000001'], body: 'hi', sender: 'ACME' }, "'sender'"],
+    ['recipients is a string (not coerced to an array)', { recipients: '+15550000001', body: 'hi' }, "'recipients'"],
+    ['body is a number (not coerced to a string)', { recipients: ['+15550000001'], body: 42 }, "'body'"],
+    ['body is a boolean', { recipients: ['+15550000001'], body: true }, "'body'"],
+    ['body is null', { recipients: ['+15550000001'], body: null }, "'body'"],
+    ['a recipient is a number', { recipients: [15550000001], body: 'hi' }, "'recipients[0]'"],
+    ['device_id is a number', { recipients: ['+15550000001'], body: 'hi', device_id: 7 }, "'device_id'"],
+    ['group_ids is a string', { recipients: ['+15550000001'], body: 'hi', group_ids: 'family' }, "'group_ids'"],
+    ['recipients is empty and no group brings members', { recipients: [], body: 'hi' }, 'recipients'],
+    ['the body is a JSON array', [], 'body'],
+  ])('400 invalid_request naming the field when %s', async (_name, payload, named) => {
+    const user = await userWithDevice();
+    await expectRefused(user, payload, 400, { error: 'invalid_request', message: expect.stringContaining(named) });
+  });
+
+  it('400 invalid_request when the body is not JSON', async () => {
+    const { apiKey, userId } = await userWithDevice();
+    const before = await footprint(userId);
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/api/sms/send',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      payload: '{"recipients": ["+15550000001"], "body": ',
+    });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', message: expect.stringContaining('JSON') },
+    });
+    expect(await footprint(userId)).toEqual(before);
+  });
+
+  it('400 too_many_recipients above MAX_RECIPIENTS distinct numbers', async () => {
+    const user = await userWithDevice();
+    const recipients = Array.from({ length: MAX_RECIPIENTS + 1 }, phone);
+    await expectRefused(user, { recipients, body: 'hi' }, 400, { error: 'too_many_recipients', message: expect.any(String) });
+  });
+
+  it.each([
+    ['a uuid', randomUUID()],
+    ['a name', 'family'],
+  ])('400 group_not_found for a group_ids entry that is %s (no group exists yet)', async (_name, groupId) => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: [phone()], body: 'hi', group_ids: [groupId] }, 400, {
+      error: 'group_not_found',
+      message: expect.any(String),
+    });
+  });
+
+  it('400 group_not_found when group_ids is the only source of recipients', async () => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: [], body: 'hi', group_ids: [randomUUID()] }, 400, {
+      error: 'group_not_found',
+      message: expect.any(String),
+    });
+  });
+
+  const DEVICE_NOT_FOUND = { error: 'device_not_found', message: expect.any(String) };
+
+  it('400 device_not_found for a device_id that does not exist', async () => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: randomUUID() }, 400, DEVICE_NOT_FOUND);
+  });
+
+  it.each([['not-a-uuid'], [''], ["1' OR '1'='1"]])('400 device_not_found for a malformed device_id %j', async (deviceId) => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: deviceId }, 400, DEVICE_NOT_FOUND);
+  });
+
+  it("400 device_not_found for another user's device, like one that does not exist", async () => {
+    const user = await userWithDevice();
+    const other = await userWithDevice();
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: other.deviceId }, 400, DEVICE_NOT_FOUND);
+    expect(await api.db.message.count({ where: { userId: other.userId } })).toBe(0);
+  });
+
+  it('400 device_not_found for a disabled device, even when another device is available', async () => {
+    const user = await userWithDevice({ devices: 2 });
+    await api.db.device.update({ where: { id: user.deviceId! }, data: { enabled: false } });
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: user.deviceId }, 400, DEVICE_NOT_FOUND);
+  });
+
+  it('400 device_not_found for a deleted device', async () => {
+    const user = await userWithDevice({ devices: 2 });
+    const del = await api.app.inject({ method: 'DELETE', url: `/api/v1/devices/${user.deviceId}`, headers: { 'x-api-key': user.apiKey } });
+    expect(del.statusCode).toBeLessThan(300);
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: user.deviceId }, 400, DEVICE_NOT_FOUND);
+  });
+});
+
+describe('POST /api/sms/send checks in the order of decisions.md', () => {
+  it('authentication before the request shape: bad credentials and a non-JSON body give 401', async () => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/api/sms/send',
+      headers: { 'x-api-key': 'wrong', 'content-type': 'application/json' },
+      payload: '{not json',
+    });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+
+  it('authentication before the request shape: no credentials and an invalid body give 401', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/api/sms/send', payload: { recipients: 'x', body: 1 } });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+
+  it('request shape before numbers: an empty body and a bad number give invalid_request', async () => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: ['123'], body: '' }, 400, { error: 'invalid_request', message: expect.stringContaining("'body'") });
+  });
+
+  it('numbers before groups: a bad number and an unknown group give invalid_phone_number', async () => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: ['123'], body: 'hi', group_ids: [randomUUID()] }, 400, INVALID_PHONE);
+  });
+
+  it('numbers before the recipient limit: too many numbers with one bad give invalid_phone_number', async () => {
+    const user = await userWithDevice();
+    const recipients = [...Array.from({ length: MAX_RECIPIENTS + 1 }, phone), '123'];
+    await expectRefused(user, { recipients, body: 'hi' }, 400, INVALID_PHONE);
+  });
+
+  it('numbers before the named device: a bad number and an unknown device give invalid_phone_number', async () => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: ['123'], body: 'hi', device_id: randomUUID() }, 400, INVALID_PHONE);
+  });
+
+  it('numbers before availability: a bad number and no devices give invalid_phone_number', async () => {
+    const user = await userWithDevice({ devices: 0 });
+    await expectRefused(user, { recipients: [phone(), '+0123'], body: 'hi' }, 400, INVALID_PHONE);
+  });
+
+  it('numbers before the quota: a bad number and an exhausted quota give invalid_phone_number', async () => {
+    const user = await userWithDevice({ monthlyQuota: 0 });
+    await expectRefused(user, { recipients: ['+1 555'], body: 'hi' }, 400, INVALID_PHONE);
+  });
+
+  it('groups before the named device: an unknown group and an unknown device give group_not_found', async () => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: [phone()], body: 'hi', group_ids: [randomUUID()], device_id: randomUUID() }, 400, {
+      error: 'group_not_found',
+      message: expect.any(String),
+    });
+  });
+
+  it('recipient limit before availability: too many recipients and no devices give too_many_recipients', async () => {
+    const user = await userWithDevice({ devices: 0 });
+    const recipients = Array.from({ length: MAX_RECIPIENTS + 1 }, phone);
+    await expectRefused(user, { recipients, body: 'hi' }, 400, { error: 'too_many_recipients', message: expect.any(String) });
+  });
+
+  it('named device before the quota: an unknown device and an exhausted quota give device_not_found', async () => {
+    const user = await userWithDevice({ monthlyQuota: 0 });
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: randomUUID() }, 400, {
+      error: 'device_not_found',
+      message: expect.any(String),
+    });
+  });
+
+  it('named device before availability: an unknown device and no devices give device_not_found', async () => {
+    const user = await userWithDevice({ devices: 0 });
+    await expectRefused(user, { recipients: [phone()], body: 'hi', device_id: randomUUID() }, 400, {
+      error: 'device_not_found',
+      message: expect.any(String),
+    });
+  });
+
+  it('availability before the quota (quota is last): no devices and an exhausted quota give 503 no_devices', async () => {
+    const user = await userWithDevice({ devices: 0, monthlyQuota: 0 });
+    await expectRefused(user, { recipients: [phone()], body: 'hi' }, 503, NO_DEVICES);
   });
 });

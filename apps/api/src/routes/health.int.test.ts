@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../testing/test-api.ts';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+describe('health and readiness', () => {
+  it('GET /health answers 200 {status: ok} without credentials', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('GET /ready answers 200 with Postgres and Redis checked ok', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/ready' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+  });
+});
+
+describe('GET /docs/json', () => {
+  it('is an OpenAPI 3.1 document with the send and read operations of the spec', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.paths['/api/sms/send']).toHaveProperty('post');
+    expect(doc.paths['/api/v1/sms']).toHaveProperty('get');
+    expect(doc.paths['/api/v1/sms/{id}']).toHaveProperty('get');
+  });
+
+  it('documents both ways to authenticate and the list filters', async () => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json();
+    expect(doc.components.securitySchemes).toMatchObject({
+      apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      bearer: { type: 'http', scheme: 'bearer' },
+    });
+    const parameters = (doc.paths['/api/v1/sms'].get.parameters as { name: string; in: string }[]).filter((p) => p.in === 'query').map((p) => p.name);
+    expect(parameters.sort()).toEqual(['batch_id', 'device_id', 'limit', 'offset', 'status', 'to']);
+  });
+});
+
+describe('unknown routes', () => {
+  it.each([
+    ['GET', '/nope'],
+    ['POST', '/api/v1/nothing-here'],
+    ['GET', '/api/v2/sms'],
+  ] as const)('%s %s answers 404 JSON not_found', async (method, url) => {
+    const res = await api.app.inject({ method, url: `${url}?x=1` });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual({ error: 'not_found', message: `Route ${method} ${url} not found` });
+  });
+});

@@ -1,0 +1,250 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDevice } from '@smsgw/db';
+import { createTestUser, send, startTestApi, type TestApi } from '../../testing/test-api.ts';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
+let phoneSeq = 0;
+function phone(): string {
+  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
+}
+
+function newKey(): string {
+  return `key-${randomBytes(12).toString('hex')}`;
+}
+
+async function jobCount(): Promise<number> {
+  const counts = await api.queue.getJobCounts();
+  return Object.values(counts).reduce((sum, n) => sum + n, 0);
+}
+
+/** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
+async function footprint(userId: string) {
+  const [messages, batches, quota, jobs] = await Promise.all([
+    api.db.message.count({ where: { userId } }),
+    api.db.batch.count({ where: { userId } }),
+    api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
+    jobCount(),
+  ]);
+  return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
+}
+
+const withKey = (key: string) => ({ 'idempotency-key': key });
+
+describe('Idempotency-Key on POST /api/sms/send', () => {
+  it('replays the first response for the same key and body, with Idempotency-Replayed: true, and creates nothing new', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const key = newKey();
+    const payload = { recipients: [phone(), phone()], body: 'once only' };
+
+    const first = await send(api.app, apiKey, payload, withKey(key));
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['idempotency-replayed']).toBeUndefined();
+    const after = await footprint(user.id);
+    expect(after).toMatchObject({ messages: 2, batches: 1, quotaUsed: 2 });
+
+    const again = await send(api.app, apiKey, payload, withKey(key));
+
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['idempotency-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    expect(await footprint(user.id)).toEqual(after);
+  });
+
+  it('replays a one-recipient response without batch_id', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const key = newKey();
+    const payload = { recipients: [phone()], body: 'single' };
+
+    const first = await send(api.app, apiKey, payload, withKey(key));
+    const again = await send(api.app, apiKey, payload, withKey(key));
+
+    expect(first.statusCode).toBe(200);
+    expect({ status: again.statusCode, replayed: again.headers['idempotency-replayed'] }).toEqual({ status: 200, replayed: 'true' });
+    expect(again.json()).toEqual({ message_ids: first.json().message_ids, recipients_count: 1, status: 'accepted' });
+    expect('batch_id' in again.json()).toBe(false);
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(1);
+  });
+
+  it('answers 422 idempotency_key_reused for the same key with another body, and creates nothing', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const key = newKey();
+    const first = await send(api.app, apiKey, { recipients: [phone()], body: 'first' }, withKey(key));
+    expect(first.statusCode).toBe(200);
+    const before = await footprint(user.id);
+
+    const other = await send(api.app, apiKey, { recipients: [phone()], body: 'second' }, withKey(key));
+
+    expect({ status: other.statusCode, body: other.json() }).toEqual({
+      status: 422,
+      body: { error: 'idempotency_key_reused', message: expect.any(String) },
+    });
+    expect(await footprint(user.id)).toEqual(before);
+  });
+
+  it('answers 400 invalid_request naming the header for a key of 256 characters, and accepts 255', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+
+    const tooLong = await send(api.app, apiKey, { recipients: [phone()], body: 'hi' }, withKey('k'.repeat(256)));
+
+    expect({ status: tooLong.statusCode, body: tooLong.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', message: expect.stringMatching(/Idempotency-Key/i) },
+    });
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(0);
+
+    const longest = await send(api.app, apiKey, { recipients: [phone()], body: 'hi' }, withKey('k'.repeat(255)));
+    expect(longest.statusCode).toBe(200);
+  });
+
+  it('answers 400 invalid_request for an empty key', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const res = await send(api.app, apiKey, { recipients: [phone()], body: 'hi' }, withKey(''));
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', message: expect.stringMatching(/Idempotency-Key/i) },
+    });
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(0);
+  });
+
+  it('does not burn the key on a refusal: after 503 no_devices and adding a device, the same key and body succeed', async () => {
+    const { apiKey, user } = await createTestUser(api.db, { devices: 0 });
+    const key = newKey();
+    const payload = { recipients: [phone()], body: 'retry me' };
+
+    const refused = await send(api.app, apiKey, payload, withKey(key));
+    expect(refused.statusCode).toBe(503);
+    await createDevice(api.db, { userId: user.id, name: 'late phone' });
+
+    const retried = await send(api.app, apiKey, payload, withKey(key));
+
+    expect(retried.statusCode).toBe(200);
+    expect(retried.headers['idempotency-replayed']).toBeUndefined();
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(1);
+    const replay = await send(api.app, apiKey, payload, withKey(key));
+    expect({ status: replay.statusCode, replayed: replay.headers['idempotency-replayed'], body: replay.json() }).toEqual({
+      status: 200,
+      replayed: 'true',
+      body: retried.json(),
+    });
+  });
+
+  it('does not burn the key on 402: after the quota is raised, the same key succeeds', async () => {
+    const { apiKey, user } = await createTestUser(api.db, { monthlyQuota: 0 });
+    const key = newKey();
+    const payload = { recipients: [phone()], body: 'over quota' };
+
+    const refused = await send(api.app, apiKey, payload, withKey(key));
+    expect(refused.statusCode).toBe(402);
+    await api.db.user.update({ where: { id: user.id }, data: { monthlyQuota: 10 } });
+
+    const retried = await send(api.app, apiKey, payload, withKey(key));
+
+    expect(retried.statusCode).toBe(200);
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(1);
+  });
+
+  it('lets a corrected request reuse the key of one refused for a bad number or a bad shape', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const key = newKey();
+
+    const badNumber = await send(api.app, apiKey, { recipients: ['5551234'], body: 'hi' }, withKey(key));
+    const badShape = await send(api.app, apiKey, { recipients: [phone()], body: '' }, withKey(key));
+    const corrected = await send(api.app, apiKey, { recipients: [phone()], body: 'hi' }, withKey(key));
+
+    expect([badNumber.statusCode, badShape.statusCode, corrected.statusCode]).toEqual([400, 400, 200]);
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(1);
+  });
+
+  it("keeps keys per user: another user's request with the same key is independent", async () => {
+    const alice = await createTestUser(api.db);
+    const bob = await createTestUser(api.db);
+    const key = newKey();
+
+    const fromAlice = await send(api.app, alice.apiKey, { recipients: [phone()], body: 'alice' }, withKey(key));
+    const fromBob = await send(api.app, bob.apiKey, { recipients: [phone()], body: 'bob' }, withKey(key));
+    const sameAsAlice = await send(api.app, bob.apiKey, { recipients: [phone()], body: 'alice' }, withKey(newKey()));
+
+    expect([fromAlice.statusCode, fromBob.statusCode, sameAsAlice.statusCode]).toEqual([200, 200, 200]);
+    expect(fromBob.headers['idempotency-replayed']).toBeUndefined();
+    expect(fromBob.json().message_ids).not.toEqual(fromAlice.json().message_ids);
+    expect(await api.db.message.count({ where: { userId: alice.user.id } })).toBe(1);
+    expect(await api.db.message.count({ where: { userId: bob.user.id } })).toBe(2);
+  });
+
+  it('answers 409 idempotency_key_in_use while the first request with the key is still in flight, and creates nothing', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const key = newKey();
+    const payload = { recipients: [phone()], body: 'in flight' };
+    // A completed request, turned back into a fresh claim whose request has not finished yet: the
+    // stored request hash is the one the server computes for this body.
+    expect((await send(api.app, apiKey, payload, withKey(key))).statusCode).toBe(200);
+    const reset = await api.db.$executeRaw`
+      UPDATE idempotency_keys SET completed_at = NULL, response_code = NULL, response_body = NULL, created_at = now()
+      WHERE user_id = ${user.id}::uuid AND key = ${key}`;
+    expect(reset).toBe(1);
+    const before = await footprint(user.id);
+
+    const res = await send(api.app, apiKey, payload, withKey(key));
+
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 409,
+      body: { error: 'idempotency_key_in_use', message: expect.any(String) },
+    });
+    expect(await footprint(user.id)).toEqual(before);
+  });
+
+  it('never gives two sets of message ids for concurrent identical requests with one key', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const key = newKey();
+    const payload = { recipients: [phone(), phone()], body: 'concurrent' };
+
+    const responses = await Promise.all(Array.from({ length: 8 }, () => send(api.app, apiKey, payload, withKey(key))));
+
+    const statuses = responses.map((r) => r.statusCode);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    const fresh = responses.filter((r) => r.statusCode === 200 && r.headers['idempotency-replayed'] === undefined);
+    expect(fresh).toHaveLength(1);
+    const ids = new Set(responses.filter((r) => r.statusCode === 200).map((r) => JSON.stringify(r.json().message_ids)));
+    expect(ids.size).toBe(1);
+    for (const r of responses.filter((x) => x.statusCode === 409)) {
+      expect(r.json()).toEqual({ error: 'idempotency_key_in_use', message: expect.any(String) });
+    }
+    expect(await footprint(user.id)).toMatchObject({ messages: 2, batches: 1, quotaUsed: 2 });
+  });
+
+  it('treats a key older than 24 hours as new: the same key and body send again', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const key = newKey();
+    const payload = { recipients: [phone()], body: 'daily' };
+    const first = await send(api.app, apiKey, payload, withKey(key));
+    expect(first.statusCode).toBe(200);
+    await api.db.idempotencyKey.update({
+      where: { userId_key: { userId: user.id, key } },
+      data: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) },
+    });
+
+    const later = await send(api.app, apiKey, payload, withKey(key));
+
+    expect(later.statusCode).toBe(200);
+    expect(later.headers['idempotency-replayed']).toBeUndefined();
+    expect(later.json().message_ids).not.toEqual(first.json().message_ids);
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(2);
+  });
+
+  it('sends twice without a key: the header is what makes a retry safe', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const payload = { recipients: [phone()], body: 'no key' };
+    const [a, b] = [await send(api.app, apiKey, payload), await send(api.app, apiKey, payload)];
+    expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
+    expect(await api.db.message.count({ where: { userId: user.id } })).toBe(2);
+  });
+});

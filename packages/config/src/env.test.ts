@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { ApiConfigSchema, CliConfigSchema, ConfigError, loadConfig } from './env.ts';
+
+const JWT_SECRET = 's'.repeat(32);
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    expect(loadConfig(ApiConfigSchema, { JWT_SECRET })).toEqual({
+      DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/smsgw',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      QUEUE_PREFIX: 'smsgw',
+      LOG_LEVEL: 'info',
+      MONTHLY_QUOTA_DEFAULT: 10000,
+      MAX_RECIPIENTS: 10000,
+      DEVICE_AVAILABLE_SECONDS: 900,
+      HOST: '127.0.0.1',
+      PORT: 3000,
+      JWT_SECRET,
+      JWT_TTL_SECONDS: 900,
+      RATE_LIMIT_PER_MINUTE: 1200,
+    });
+  });
+
+  it('converts numeric variables to numbers', () => {
+    const config = loadConfig(ApiConfigSchema, { JWT_SECRET, PORT: '8080', MAX_RECIPIENTS: '25', JWT_TTL_SECONDS: '60', MONTHLY_QUOTA_DEFAULT: '0' });
+    expect(config.PORT).toBe(8080);
+    expect(config.MAX_RECIPIENTS).toBe(25);
+    expect(config.JWT_TTL_SECONDS).toBe(60);
+    expect(config.MONTHLY_QUOTA_DEFAULT).toBe(0);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig(ApiConfigSchema, { JWT_SECRET, PORT: '', LOG_LEVEL: '' })).toMatchObject({ PORT: 3000, LOG_LEVEL: 'info' });
+  });
+
+  it('ignores variables that are not in the schema', () => {
+    expect(loadConfig(CliConfigSchema, { JWT_SECRET, PORT: 'nonsense', HOME: '/root' })).not.toHaveProperty('PORT');
+  });
+
+  it.each(['abc', '70000', '-1', '80.5', '3000abc', 'true', '0x50'])('refuses PORT=%j with an error that names PORT', (port) => {
+    const error = configError(() => loadConfig(ApiConfigSchema, { JWT_SECRET, PORT: port }));
+    expect(error.message).toMatch(/^Invalid environment:\n {2}PORT /);
+    expect(error.message).toContain('Port the API listens on.');
+    expect(error.message).not.toContain('JWT_SECRET');
+  });
+
+  it('requires JWT_SECRET for the API and names it', () => {
+    const error = configError(() => loadConfig(ApiConfigSchema, {}));
+    expect(error.message).toContain('JWT_SECRET is required');
+  });
+
+  it('refuses a JWT_SECRET shorter than 32 characters and names it', () => {
+    const error = configError(() => loadConfig(ApiConfigSchema, { JWT_SECRET: 's'.repeat(31) }));
+    expect(error.message).toContain('JWT_SECRET');
+  });
+
+  it('does not require JWT_SECRET for the CLI', () => {
+    expect(loadConfig(CliConfigSchema, {})).not.toHaveProperty('JWT_SECRET');
+  });
+
+  it('names every wrong variable at once', () => {
+    const error = configError(() => loadConfig(ApiConfigSchema, { PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://db' }));
+    for (const name of ['PORT', 'LOG_LEVEL', 'DATABASE_URL', 'JWT_SECRET']) expect(error.message).toContain(name);
+  });
+
+  it('reads process.env when no environment is passed', () => {
+    const saved = process.env.QUEUE_PREFIX;
+    process.env.QUEUE_PREFIX = 'from-process-env';
+    try {
+      expect(loadConfig(CliConfigSchema).QUEUE_PREFIX).toBe('from-process-env');
+    } finally {
+      if (saved === undefined) delete process.env.QUEUE_PREFIX;
+      else process.env.QUEUE_PREFIX = saved;
+    }
+  });
+});
