@@ -1,12 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ApiConfigSchema, loadConfig } from '@smsgw/config';
-import { createApiKey, createDb, createDevice, createUser, ensureDatabase, findUserByName, listDevices, migrate } from '@smsgw/db';
+import {
+  createApiKey, createDb, createDevice, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken,
+} from '@smsgw/db';
 
 /**
  * `pnpm start`: the whole service on one machine, for a first look. Migrates the database, makes
- * sure a demo user with a demo device exists, starts the API, and prints a fresh demo API key and a
- * curl to try. Each process can also be run alone (README, "Running the processes").
+ * sure a demo user with a demo device exists, starts the API, one dispatcher and a simulated phone
+ * for the demo device, and prints a fresh demo API key and a curl to try. Each process can also be
+ * run alone (README, "Running the processes").
  */
 const env: Record<string, string | undefined> = { ...process.env };
 // A secret for this run only; production sets its own (README, "Configuration").
@@ -20,14 +23,16 @@ console.log(`database ready (${applied.length} migration(s) applied)`);
 const db = createDb({ url: config.DATABASE_URL, poolSize: 1 });
 const user = (await findUserByName(db, 'demo')) ?? (await createUser(db, { name: 'demo' }));
 const { key } = await createApiKey(db, { userId: user.id, name: `demo ${new Date().toISOString()}` });
-const devices = await listDevices(db, user.id);
-if (devices.length === 0) await createDevice(db, { userId: user.id, name: 'demo-phone' });
-else await db.device.updateMany({ where: { userId: user.id, deletedAt: null }, data: { lastSeenAt: new Date() } });
+const demoDevice = (await listDevices(db, user.id)).find((d) => d.name === 'demo-phone');
+// The token is stored only as a hash, so the simulator gets a new one on every start.
+const deviceToken = demoDevice
+  ? await rotateDeviceToken(db, { userId: user.id, id: demoDevice.id })
+  : (await createDevice(db, { userId: user.id, name: 'demo-phone' })).token;
 await db.$disconnect();
 
 const children: ChildProcess[] = [];
-function run(name: string, script: string): void {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+function run(name: string, script: string, extraEnv: Record<string, string> = {}): void {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       console.error(`${name} exited (${signal ?? code}); stopping`);
@@ -35,6 +40,14 @@ function run(name: string, script: string): void {
     }
   });
   children.push(child);
+}
+
+async function waitUntilUp(url: string): Promise<void> {
+  for (;;) {
+    const up = await fetch(url).then((res) => res.ok, () => false);
+    if (up || stopping) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 let stopping = false;
@@ -48,9 +61,11 @@ function stop(code: number): void {
 process.once('SIGINT', () => stop(0));
 process.once('SIGTERM', () => stop(0));
 
-run('api', 'apps/api/src/server.ts');
-
 const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+run('api', 'apps/api/src/server.ts');
+run('dispatcher', 'apps/dispatcher/src/main.ts');
+await waitUntilUp(`${base}/health`);
+run('device-sim', 'apps/device-sim/src/main.ts', { SMSGW_URL: base, DEVICE_TOKEN: deviceToken ?? '' });
 console.log(`
 smsgw is starting on ${base} (API docs: ${base}/docs)
 
@@ -63,5 +78,6 @@ Try:
     -d '{"recipients": ["+15551234567"], "body": "Hello from smsgw"}'
   curl -s ${base}/api/v1/sms -H 'Authorization: Bearer ${key}'
 
+The demo phone (a simulator) sends it and reports it delivered within a second.
 Stop with Ctrl-C.
 `);

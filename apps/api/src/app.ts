@@ -7,6 +7,9 @@ import { errorHandler } from './plugins/errors.ts';
 import { rateLimits } from './plugins/rate-limit.ts';
 import { resources } from './plugins/resources.ts';
 import { validatorCompiler } from './plugins/validation.ts';
+import { deviceAuth } from './plugins/device-auth.ts';
+import { wakeups } from './plugins/wakeups.ts';
+import deviceProtocolRoutes from './routes/device/index.ts';
 import apiKeyRoutes from './routes/api-keys.ts';
 import authRoutes from './routes/auth.ts';
 import deviceRoutes from './routes/devices.ts';
@@ -43,6 +46,8 @@ export async function buildApp({ config, logger }: BuildAppOptions): Promise<Fas
   await app.register(errorHandler);
   await app.register(resources, { config });
   await app.register(auth);
+  await app.register(deviceAuth);
+  await app.register(wakeups);
   await app.register(docs);
   await app.register(rateLimits);
 
@@ -52,6 +57,7 @@ export async function buildApp({ config, logger }: BuildAppOptions): Promise<Fas
   await app.register(deviceRoutes);
   await app.register(quotaRoutes);
   await app.register(smsRoutes);
+  await app.register(deviceProtocolRoutes);
 
   await app.ready();
   return app;

@@ -6,10 +6,20 @@ import { CliError, COMMANDS } from './commands.ts';
 // `pnpm smsgw <command>`: operator commands, JSON on stdout, errors as JSON on stderr (exit 1).
 const usage = `usage: pnpm smsgw <command>\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}`;
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { name: { type: 'string' }, quota: { type: 'string' }, user: { type: 'string' }, limit: { type: 'string' }, help: { type: 'boolean' } },
-});
+function parseCommandLine() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { name: { type: 'string' }, quota: { type: 'string' }, user: { type: 'string' }, limit: { type: 'string' }, help: { type: 'boolean' } },
+    });
+  } catch (error) {
+    // An unknown option or a value that looks like one (`--quota -5`): an operator error, not a crash.
+    console.error(JSON.stringify({ error: (error as Error).message }));
+    process.exit(1);
+  }
+}
+
+const { positionals, values } = parseCommandLine();
 const command = COMMANDS[positionals.slice(0, 2).join(' ')];
 if (!command || values.help) {
   console.error(usage);

@@ -15,7 +15,7 @@ function configError(fn: () => unknown): ConfigError {
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
-    expect(loadConfig(ApiConfigSchema, { JWT_SECRET })).toEqual({
+    expect(loadConfig(ApiConfigSchema, { JWT_SECRET })).toMatchObject({
       DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/smsgw',
       REDIS_URL: 'redis://127.0.0.1:6379',
       QUEUE_PREFIX: 'smsgw',
@@ -29,6 +29,16 @@ describe('loadConfig', () => {
       JWT_TTL_SECONDS: 900,
       RATE_LIMIT_PER_MINUTE: 1200,
     });
+  });
+
+  it('gives every variable that has a default its default, and nothing else', () => {
+    const config: Record<string, unknown> = loadConfig(ApiConfigSchema, { JWT_SECRET });
+    const expected: Record<string, unknown> = { JWT_SECRET };
+    for (const [name, property] of Object.entries(ApiConfigSchema.properties)) {
+      const fallback = (property as { default?: unknown }).default;
+      if (fallback !== undefined) expected[name] = fallback;
+    }
+    expect(config).toEqual(expected);
   });
 
   it('converts numeric variables to numbers', () => {

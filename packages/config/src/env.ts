@@ -51,8 +51,40 @@ export const ApiEnv = Type.Object({
   RATE_LIMIT_PER_MINUTE: Integer({ default: 1200, description: 'Requests per minute per credential (or per address when unauthenticated).' }),
 });
 
-export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, ApiEnv]));
+export const DeviceProtocolEnv = Type.Object({
+  DEVICE_HEARTBEAT_SECONDS: Integer({ default: 15, maximum: 300, description: 'Seconds between heartbeat comments on a device event stream.' }),
+});
+
+export const DispatcherEnv = Type.Object({
+  DISPATCH_CONCURRENCY: Integer({ default: 256, maximum: 5000, description: 'Dispatch jobs a dispatcher works on at once (they are assigned in batches).' }),
+  DISPATCH_BATCH_SIZE: Integer({ default: 500, maximum: 5000, description: 'Most messages assigned in one statement.' }),
+  ASSIGN_LEASE_SECONDS: Integer({ default: 60, description: 'An assigned message not claimed within this time goes to another device.' }),
+  MAX_ASSIGNMENTS: Integer({ default: 3, maximum: 100, description: 'Assignments of one message before it fails.' }),
+  SENDING_LEASE_SECONDS: Integer({ default: 600, description: 'A claimed message with no report within this time fails (it is never re-sent).' }),
+  MESSAGE_TTL_SECONDS: Integer({ default: 86400, description: 'A message not final after this time fails as expired.' }),
+  SWEEP_INTERVAL_SECONDS: Integer({ default: 5, maximum: 3600, description: 'How often leases, expiry and the outbox are checked.' }),
+  OUTBOX_AGE_SECONDS: Integer({ default: 30, description: 'A pending message older than this is enqueued again if its job was lost.' }),
+  WORKER_LOCK_SECONDS: Integer({ default: 30, maximum: 600, description: 'Job lock; the jobs of a dispatcher that died are taken over after about this time.' }),
+});
+
+export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, ApiEnv, DeviceProtocolEnv]));
 export type ApiConfig = Static<typeof ApiConfigSchema>;
+
+export const DispatcherConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DispatcherEnv]));
+export type DispatcherConfig = Static<typeof DispatcherConfigSchema>;
+
+export const DeviceSimConfigSchema = Type.Object({
+  SMSGW_URL: Type.String({ default: 'http://127.0.0.1:3000', pattern: '^https?://', description: 'Base URL of the smsgw API.' }),
+  DEVICE_TOKEN: Type.String({ pattern: '^smsgw_dt_', description: 'The device token from device registration. Required.' }),
+  SIM_SEND_MS: Type.Integer({ default: 50, minimum: 0, description: 'Simulated time to send one message.' }),
+  SIM_DELIVER_MS: Type.Integer({ default: 200, minimum: 0, description: 'Simulated time from sent to the delivery report.' }),
+  SIM_FAILURE_RATE: Type.Number({ default: 0, minimum: 0, maximum: 1, description: 'Share of messages that fail to send.' }),
+  SIM_POLL_SECONDS: Type.Integer({ default: 10, minimum: 1, description: 'Safety-net poll interval besides the event stream.' }),
+  SIM_CLAIM_LIMIT: Type.Integer({ default: 100, minimum: 1, maximum: 500, description: 'Messages claimed per request.' }),
+  SIM_LOG_FILE: Type.Optional(Type.String({ description: 'Append one JSON line per message sent (for tests).' })),
+  LOG_LEVEL: LogEnv.properties.LOG_LEVEL,
+});
+export type DeviceSimConfig = Static<typeof DeviceSimConfigSchema>;
 
 export const CliConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv]));
 export type CliConfig = Static<typeof CliConfigSchema>;

@@ -33,6 +33,8 @@ export const ERRORS = {
   rate_limited: { status: 429, message: 'Too many requests, slow down.' },
   /** An unexpected failure; details are logged, never sent. */
   internal_error: { status: 500, message: 'Internal server error' },
+  /** A dependency (Postgres, Redis) cannot take the request now; retrying later is safe. */
+  service_unavailable: { status: 503, message: 'The service cannot take this request right now; retry later.' },
   /** No device of the user is available to send. */
   no_devices: { status: 503, message: 'No devices available to send messages' },
 } as const satisfies Record<string, { status: number; message: string }>;

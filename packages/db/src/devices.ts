@@ -68,3 +68,13 @@ export async function hasAvailableDevice(db: Db, options: { userId: string; seen
   });
   return device !== null;
 }
+
+/** Issues a new token for a device; the old one stops working. */
+export async function rotateDeviceToken(db: Db, options: { userId: string; id: string }): Promise<string | null> {
+  const token = generateSecret(DEVICE_TOKEN_PREFIX);
+  const { count } = await db.device.updateMany({
+    where: { id: options.id, userId: options.userId, deletedAt: null },
+    data: { tokenHash: hashSecret(token), updatedAt: new Date() },
+  });
+  return count === 1 ? token : null;
+}

@@ -8,3 +8,6 @@ export * from './quota.ts';
 export * from './secrets.ts';
 export * from './transaction.ts';
 export * from './users.ts';
+export * from './device-protocol.ts';
+export * from './dispatch.ts';
+export * from './leases.ts';

@@ -9,10 +9,24 @@ import { Value } from 'typebox/value';
  */
 export const QUEUES = {
   dispatch: 'dispatch',
+  reports: 'reports',
+  maintenance: 'maintenance',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 const MessageId = Type.String({ format: 'uuid' });
+
+/** One status report of a device about one of its messages (decisions.md, "Reports"). */
+export const DeviceReport = Type.Object(
+  {
+    id: Type.String({ description: 'Message id.' }),
+    status: Type.Enum(['sent', 'delivered', 'failed']),
+    error: Type.Optional(Type.String({ maxLength: 1000, description: 'Why the message failed, as the device saw it.' })),
+    at: Type.Optional(Type.String({ format: 'date-time', description: 'When it happened on the device; default: when received.' })),
+  },
+  { additionalProperties: false },
+);
+export type DeviceReport = Static<typeof DeviceReport>;
 
 export const JOBS = {
   /** Assign a device to a pending message and wake it. `jobId` is the message id. */
@@ -23,8 +37,29 @@ export const JOBS = {
       attempts: 8,
       backoff: { type: 'exponential', delay: 500 },
       removeOnComplete: true,
+      // A failed job is removed so that the outbox sweep can enqueue the still-pending message again.
+      removeOnFail: true,
+    } satisfies JobsOptions,
+  },
+  /** Apply a batch of reports of one device (checked by the API to be the device's own messages). */
+  'device.reports': {
+    queue: QUEUES.reports,
+    payload: Type.Object(
+      { deviceId: Type.String({ format: 'uuid' }), receivedAt: Type.String({ format: 'date-time' }), reports: Type.Array(DeviceReport, { maxItems: 500 }) },
+      { additionalProperties: false },
+    ),
+    options: {
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: true,
       removeOnFail: { age: 7 * 24 * 3600 },
     } satisfies JobsOptions,
+  },
+  /** Leases, expiry and the outbox: run by one dispatcher at a time on a schedule. */
+  'maintenance.sweep': {
+    queue: QUEUES.maintenance,
+    payload: Type.Object({}, { additionalProperties: false }),
+    options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } } satisfies JobsOptions,
   },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema; options: JobsOptions }>;
 

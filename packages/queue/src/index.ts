@@ -1,3 +1,4 @@
 export * from './catalog.ts';
 export * from './connection.ts';
 export * from './producers.ts';
+export * from './wakeups.ts';

@@ -1,11 +1,16 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JOBS, QUEUES, parsePayload } from './catalog.ts';
+import { JOBS, QUEUES, parsePayload, type JobPayload } from './catalog.ts';
 
 export type DispatchQueue = Queue;
+export type ReportsQueue = Queue;
 
 export function createDispatchQueue(connection: Redis, prefix: string): DispatchQueue {
   return new Queue(QUEUES.dispatch, { connection, prefix });
+}
+
+export function createReportsQueue(connection: Redis, prefix: string): ReportsQueue {
+  return new Queue(QUEUES.reports, { connection, prefix });
 }
 
 /** One `message.dispatch` job per message, in one round trip; the message id is the job id, so a re-enqueue is a no-op. */
@@ -18,4 +23,8 @@ export async function enqueueDispatch(queue: DispatchQueue, messageIds: readonly
       opts: { ...job.options, jobId: messageId },
     })),
   );
+}
+
+export async function enqueueReports(queue: ReportsQueue, payload: JobPayload<'device.reports'>): Promise<void> {
+  await queue.add('device.reports', parsePayload('device.reports', payload), JOBS['device.reports'].options);
 }

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from '@smsgw/config';
 import { createDb, type Db } from '@smsgw/db';
-import { createDispatchQueue, createProducerConnection, type DispatchQueue } from '@smsgw/queue';
+import { createDispatchQueue, createProducerConnection, createReportsQueue, type DispatchQueue, type ReportsQueue } from '@smsgw/queue';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,6 +11,7 @@ declare module 'fastify' {
     db: Db;
     redis: Redis;
     dispatchQueue: DispatchQueue;
+    reportsQueue: ReportsQueue;
   }
 }
 
@@ -25,14 +26,16 @@ export const resources = fp(
     const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
     await redis.connect();
     const dispatchQueue = createDispatchQueue(redis, config.QUEUE_PREFIX);
+    const reportsQueue = createReportsQueue(redis, config.QUEUE_PREFIX);
 
     app.decorate('config', config);
     app.decorate('db', db);
     app.decorate('redis', redis);
     app.decorate('dispatchQueue', dispatchQueue);
+    app.decorate('reportsQueue', reportsQueue);
 
     app.addHook('onClose', async () => {
-      await dispatchQueue.close();
+      await Promise.all([dispatchQueue.close(), reportsQueue.close()]);
       redis.disconnect();
       await db.$disconnect();
     });

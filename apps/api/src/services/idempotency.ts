@@ -7,6 +7,7 @@ const RETENTION_MS = 24 * 3600 * 1000;
 // A claim older than this whose request never completed is taken to be abandoned (a crashed process).
 const ABANDON_AFTER_MS = 60 * 1000;
 const MAX_KEY_LENGTH = 255;
+const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
 
 /**
  * Runs `handler` under the request's Idempotency-Key, if it has one: the same key and body within
@@ -21,8 +22,8 @@ export async function withIdempotencyKey<T>(
   const header = request.headers['idempotency-key'];
   if (header === undefined) return handler(undefined);
   const key = Array.isArray(header) ? header[0] : header;
-  if (!key || key.length > MAX_KEY_LENGTH) {
-    throw new AppError('invalid_request', `Invalid header 'Idempotency-Key': 1 to ${MAX_KEY_LENGTH} characters.`);
+  if (!key || !KEY_PATTERN.test(key)) {
+    throw new AppError('invalid_request', `Invalid header 'Idempotency-Key': 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`);
   }
   const { db } = request.server;
   const userId = request.auth.user.id;

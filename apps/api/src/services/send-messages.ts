@@ -39,6 +39,18 @@ export interface SendResponse {
   batch_id?: string;
 }
 
+// Postgres text cannot hold U+0000, and an unpaired UTF-16 surrogate is not a character: it would be
+// stored as U+FFFD, silently changing the text.
+const UNSENDABLE = /[\u0000\p{Cs}]/u;
+
+/** Refuses a message text that cannot be stored and sent as given (400 `invalid_request` naming `field`). */
+export function assertSendableText(text: string, field: string): void {
+  const found = UNSENDABLE.exec(text);
+  if (!found) return;
+  const what = found[0] === '\u0000' ? 'a NUL character' : 'an unpaired UTF-16 surrogate';
+  throw new AppError('invalid_request', `Invalid field '${field}': contains ${what}, which cannot be sent.`);
+}
+
 /**
  * Accepts a send: checks it in the order of decisions.md ("Sending"), then stores the quota charge,
  * the batch and every message in one transaction and enqueues one dispatch job per message in one

@@ -3,7 +3,7 @@ import { AppError, MessageRecordSchema, isUuid, segmentInfo, statesMatching, toM
 import { findMessage, listMessages } from '@smsgw/db';
 import { ErrorBody, IdParams, authErrors } from '../../schemas/common.ts';
 import { withIdempotencyKey } from '../../services/idempotency.ts';
-import { sendMessages } from '../../services/send-messages.ts';
+import { assertSendableText, sendMessages } from '../../services/send-messages.ts';
 import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse } from './schemas.ts';
 
 const sendErrors = { 400: ErrorBody, 402: ErrorBody, 409: ErrorBody, 422: ErrorBody, 503: ErrorBody, ...authErrors };
@@ -23,8 +23,9 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: SendResponse, ...sendErrors },
       },
     },
-    async (request, reply) =>
-      withIdempotencyKey(request, reply, (idempotencyKey) => {
+    async (request, reply) => {
+      assertSendableText(request.body.body, 'body');
+      return withIdempotencyKey(request, reply, (idempotencyKey) => {
         const { body, recipients, group_ids, device_id } = request.body;
         const { encoding, segments } = segmentInfo(body);
         return sendMessages(
@@ -38,7 +39,8 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
             idempotencyKey,
           },
         );
-      }),
+      });
+    },
   );
 
   app.get(

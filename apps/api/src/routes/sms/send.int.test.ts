@@ -355,6 +355,8 @@ describe('POST /api/sms/send refuses, changing nothing', () => {
     ['group_ids is a string', { recipients: ['+15550000001'], body: 'hi', group_ids: 'family' }, "'group_ids'"],
     ['recipients is empty and no group brings members', { recipients: [], body: 'hi' }, 'recipients'],
     ['the body is a JSON array', [], 'body'],
+    ['body contains a NUL character (Postgres text cannot hold it)', { recipients: ['+15550000001'], body: 'a\u0000b' }, "'body'"],
+    ['body contains an unpaired surrogate (it would be stored altered)', { recipients: ['+15550000001'], body: 'x\ud800y' }, "'body'"],
   ])('400 invalid_request naming the field when %s', async (_name, payload, named) => {
     const user = await userWithDevice();
     await expectRefused(user, payload, 400, { error: 'invalid_request', message: expect.stringContaining(named) });
@@ -453,6 +455,14 @@ describe('POST /api/sms/send checks in the order of decisions.md', () => {
   it('request shape before numbers: an empty body and a bad number give invalid_request', async () => {
     const user = await userWithDevice();
     await expectRefused(user, { recipients: ['123'], body: '' }, 400, { error: 'invalid_request', message: expect.stringContaining("'body'") });
+  });
+
+  it('request shape before numbers: a body with a NUL character and a bad number give invalid_request', async () => {
+    const user = await userWithDevice();
+    await expectRefused(user, { recipients: ['123'], body: 'a\u0000b' }, 400, {
+      error: 'invalid_request',
+      message: expect.stringContaining("'body'"),
+    });
   });
 
   it('numbers before groups: a bad number and an unknown group give invalid_phone_number', async () => {

@@ -1,0 +1,146 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { DeviceSimConfig } from '@smsgw/config';
+import { DeviceClient, type ClaimedMessage, type Report } from '@smsgw/client';
+
+// Reports go out in batches: at most this many, at least this often.
+const REPORT_BATCH = 500;
+const REPORT_EVERY_MS = 50;
+
+export interface DeviceSim {
+  /** Ids of the messages this simulator sent, in order. */
+  readonly sent: readonly string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A simulated phone that speaks only the device protocol: it keeps the event stream open, claims
+ * on every wake-up (and polls as a safety net), "sends" each message, and reports `sent` and later
+ * `delivered` (or `failed`, at the configured rate). Every send is recorded, so tests can prove
+ * that no message was sent twice.
+ */
+export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Promise<DeviceSim> {
+  const client = new DeviceClient(config.SMSGW_URL, config.DEVICE_TOKEN);
+  const stop = new AbortController();
+  const sent: string[] = [];
+  const sentLog: WriteStream | undefined = config.SIM_LOG_FILE ? createWriteStream(config.SIM_LOG_FILE, { flags: 'a' }) : undefined;
+  const pendingReports: Report[] = [];
+  // Delivery reports still to come, by their timer.
+  const deliveries = new Map<NodeJS.Timeout, string>();
+
+  let claiming: Promise<void> | undefined;
+  let again = false;
+  /** Claims until nothing is left; a wake-up during a claim round runs one more round. */
+  function claimAll(): void {
+    if (claiming) {
+      again = true;
+      return;
+    }
+    claiming = (async () => {
+      do {
+        again = false;
+        for (;;) {
+          if (stop.signal.aborted) return;
+          let batch: ClaimedMessage[];
+          try {
+            batch = await client.claim({ limit: config.SIM_CLAIM_LIMIT });
+          } catch (error) {
+            if (!stop.signal.aborted) log.warn({ err: error }, 'claim failed');
+            return;
+          }
+          if (batch.length === 0) break;
+          for (const message of batch) await sendOne(message);
+        }
+      } while (again);
+    })().finally(() => {
+      claiming = undefined;
+    });
+  }
+
+  async function sendOne(message: ClaimedMessage): Promise<void> {
+    if (config.SIM_SEND_MS > 0) await sleep(config.SIM_SEND_MS);
+    const now = new Date().toISOString();
+    if (Math.random() < config.SIM_FAILURE_RATE) {
+      pendingReports.push({ id: message.id, status: 'failed', error: 'Simulated failure: no network', at: now });
+      return;
+    }
+    sent.push(message.id);
+    sentLog?.write(`${JSON.stringify({ id: message.id, to: message.to, at: now })}\n`);
+    pendingReports.push({ id: message.id, status: 'sent', at: now });
+    if (config.SIM_DELIVER_MS === 0) deliver(message.id);
+    else {
+      const timer = setTimeout(() => {
+        deliveries.delete(timer);
+        deliver(message.id);
+      }, config.SIM_DELIVER_MS);
+      deliveries.set(timer, message.id);
+    }
+  }
+
+  function deliver(id: string): void {
+    pendingReports.push({ id, status: 'delivered', at: new Date().toISOString() });
+  }
+
+  let flushing = false;
+  async function flushReports(): Promise<void> {
+    if (flushing || pendingReports.length === 0) return;
+    flushing = true;
+    const batch = pendingReports.splice(0, REPORT_BATCH);
+    try {
+      const result = await client.report(batch);
+      if (result.rejected.length > 0) log.warn({ rejected: result.rejected.length }, 'reports rejected');
+    } catch (error) {
+      // Reports are idempotent: put them back and send them again.
+      pendingReports.unshift(...batch);
+      if (!stop.signal.aborted) log.warn({ err: error }, 'report failed');
+    } finally {
+      flushing = false;
+    }
+  }
+  const reporter = setInterval(() => void flushReports(), REPORT_EVERY_MS);
+  const poller = setInterval(() => {
+    claimAll();
+    client.heartbeat().catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
+  }, config.SIM_POLL_SECONDS * 1000);
+
+  const streaming = (async () => {
+    let backoff = 500;
+    while (!stop.signal.aborted) {
+      try {
+        await client.events((event) => {
+          backoff = 500;
+          if (event === 'wakeup') claimAll();
+        }, stop.signal);
+      } catch (error) {
+        if (!stop.signal.aborted) log.warn({ err: error }, 'event stream lost');
+      }
+      if (!stop.signal.aborted) await sleep(backoff, undefined, { signal: stop.signal }).catch(() => undefined);
+      backoff = Math.min(backoff * 2, 10_000);
+    }
+  })();
+  claimAll();
+  log.info({ url: config.SMSGW_URL }, 'device simulator started');
+
+  return {
+    sent,
+    async close() {
+      stop.abort();
+      clearInterval(poller);
+      await streaming;
+      await claiming;
+      // Deliver what is due now, then send the last reports.
+      for (const [timer, id] of deliveries) {
+        clearTimeout(timer);
+        deliver(id);
+      }
+      clearInterval(reporter);
+      while (pendingReports.length > 0 && !flushing) {
+        const before = pendingReports.length;
+        await flushReports();
+        if (pendingReports.length >= before) break;
+      }
+      await new Promise<void>((resolve) => (sentLog ? sentLog.end(resolve) : resolve()));
+    },
+  };
+}

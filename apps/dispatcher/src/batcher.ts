@@ -1,0 +1,38 @@
+/**
+ * Gathers single items into batches: `add` resolves with the item's own result once its batch was
+ * handled. A batch is handled when it is full, or as soon as the previous batch is done, so that
+ * under load the batches grow by themselves and when idle an item waits for nothing.
+ */
+export class Batcher<In, Out> {
+  private queue: { item: In; resolve: (out: Out) => void; reject: (error: unknown) => void }[] = [];
+  private running = false;
+
+  constructor(
+    private readonly handle: (items: In[]) => Promise<Out[]>,
+    private readonly maxSize: number,
+  ) {}
+
+  add(item: In): Promise<Out> {
+    return new Promise<Out>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        // Let the other jobs taken in this tick join the batch.
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxSize);
+      try {
+        const results = await this.handle(batch.map((entry) => entry.item));
+        batch.forEach((entry, i) => entry.resolve(results[i] as Out));
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+    this.running = false;
+  }
+}

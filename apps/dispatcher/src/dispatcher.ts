@@ -1,0 +1,97 @@
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { DispatcherConfig } from '@smsgw/config';
+import { createDb } from '@smsgw/db';
+import {
+  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWorkerConnection, parsePayload,
+  type JobName, type JobPayload, type QueueName,
+} from '@smsgw/queue';
+import { Batcher } from './batcher.ts';
+import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts';
+import { applyDeviceReports } from './handlers/apply-reports.ts';
+import { sweep } from './handlers/sweep.ts';
+
+// A message whose user has no available device waits this long before the next try.
+const NO_DEVICE_RETRY_MS = 15_000;
+
+export interface Dispatcher {
+  close(): Promise<void>;
+}
+
+type Handler<N extends JobName> = (payload: JobPayload<N>, job: Job, token: string | undefined) => Promise<unknown>;
+
+/**
+ * A dispatcher: workers for the dispatch, reports and maintenance queues, and the sweep's schedule.
+ * Any number may run at once; they share the round-robin cursor and the queues through Redis.
+ */
+export async function startDispatcher(config: DispatcherConfig, log: Logger): Promise<Dispatcher> {
+  const prefix = config.QUEUE_PREFIX;
+  const db = createDb({ url: config.DATABASE_URL, poolSize: 10 });
+  const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
+  await redis.connect();
+  const dispatchQueue = createDispatchQueue(redis, prefix);
+  const maintenanceQueue = new Queue(QUEUES.maintenance, { connection: redis, prefix });
+
+  const assigner = new Batcher<string, AssignOutcome>((ids) => assignDevices({ db, redis, config, log }, ids), config.DISPATCH_BATCH_SIZE);
+
+  // One handler per job of the catalog: a job name without a handler does not compile.
+  const handlers: { [N in JobName]: Handler<N> } = {
+    'message.dispatch': async ({ messageId }, job, token) => {
+      const outcome = await assigner.add(messageId);
+      if (outcome === 'no_device') {
+        await job.moveToDelayed(Date.now() + NO_DEVICE_RETRY_MS, token);
+        throw new DelayedError();
+      }
+      return outcome;
+    },
+    'device.reports': (payload) => applyDeviceReports(db, payload),
+    'maintenance.sweep': async () => {
+      const result = await sweep({ db, dispatchQueue, config, log });
+      if (Object.values(result).some((n) => n > 0)) log.info({ sweep: result }, 'sweep');
+      return result;
+    },
+  };
+
+  const workerOptions = {
+    prefix,
+    lockDuration: config.WORKER_LOCK_SECONDS * 1000,
+    stalledInterval: config.WORKER_LOCK_SECONDS * 1000,
+  };
+  const concurrency: Record<QueueName, number> = {
+    [QUEUES.dispatch]: config.DISPATCH_CONCURRENCY,
+    [QUEUES.reports]: 32,
+    [QUEUES.maintenance]: 1,
+  };
+  const workers = Object.values(QUEUES).map((queue) => {
+    const worker = new Worker(
+      queue,
+      async (job, token) => {
+        const name = job.name as JobName;
+        if (!(name in JOBS) || JOBS[name].queue !== queue) throw new Error(`No handler for job ${job.name} on queue ${queue}`);
+        const handler = handlers[name] as Handler<typeof name>;
+        return handler(parsePayload(name, job.data) as never, job, token);
+      },
+      { ...workerOptions, connection: createWorkerConnection(config.REDIS_URL), concurrency: concurrency[queue] },
+    );
+    worker.on('failed', (job, error) => log.warn({ err: error, jobId: job?.id, job: job?.name, queue }, 'job failed'));
+    worker.on('error', (error) => log.error({ err: error, queue }, 'worker error'));
+    return worker;
+  });
+
+  await maintenanceQueue.upsertJobScheduler(
+    'sweep',
+    { every: config.SWEEP_INTERVAL_SECONDS * 1000 },
+    { name: 'maintenance.sweep', data: {}, opts: JOBS['maintenance.sweep'].options },
+  );
+  log.info({ prefix, concurrency: config.DISPATCH_CONCURRENCY }, 'dispatcher started');
+
+  return {
+    async close() {
+      // Stop taking jobs and finish the ones in hand, then close the connections.
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all([dispatchQueue.close(), maintenanceQueue.close()]);
+      redis.disconnect();
+      await db.$disconnect();
+    },
+  };
+}

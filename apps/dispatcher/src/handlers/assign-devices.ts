@@ -1,0 +1,97 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { DispatcherConfig } from '@smsgw/config';
+import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Db, type PendingMessage } from '@smsgw/db';
+import { roundRobinKey, wakeupChannel } from '@smsgw/queue';
+
+export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed';
+
+export interface AssignDeps {
+  db: Db;
+  redis: Redis;
+  config: DispatcherConfig;
+  log: Logger;
+}
+
+/**
+ * Assigns a batch of messages: the named device, or the next available device of the user by a
+ * round-robin cursor in Redis shared by every dispatcher (INCRBY hands each message its own slot),
+ * then one compare-and-set statement for the batch and one wake-up per device.
+ */
+export async function assignDevices(deps: AssignDeps, messageIds: string[]): Promise<AssignOutcome[]> {
+  const { db, config } = deps;
+  const now = new Date();
+  const pending = await loadPendingMessages(db, [...new Set(messageIds)]);
+  const byId = new Map(pending.map((m) => [m.id, m]));
+
+  const gone = pending.filter((m) => m.requestedDeviceGone).map((m) => m.id);
+  const failed = new Set(await failMessages(db, { ids: gone, now, from: ['pending'], error: 'The device named for this message was deleted.' }));
+
+  const roundRobin = pending.filter((m) => !m.requestedDeviceId);
+  const devices = await availableDevices(db, {
+    userIds: [...new Set(roundRobin.map((m) => m.userId))],
+    seenSince: new Date(now.getTime() - config.DEVICE_AVAILABLE_SECONDS * 1000),
+  });
+  const chosen = await pickRoundRobin(deps, roundRobin, devices);
+
+  const assignments = pending
+    .filter((m) => m.requestedDeviceId && !m.requestedDeviceGone)
+    .map((m) => ({ id: m.id, deviceId: m.requestedDeviceId as string }))
+    .concat(chosen);
+  const assigned = await assignMessages(db, { assignments, now });
+  await wake(deps, new Set(assigned.map((a) => a.deviceId)));
+
+  const assignedIds = new Set(assigned.map((a) => a.id));
+  const chosenIds = new Set(assignments.map((a) => a.id));
+  return messageIds.map((id) => {
+    if (assignedIds.has(id)) return 'assigned';
+    if (failed.has(id)) return 'failed';
+    if (byId.has(id) && !chosenIds.has(id)) return 'no_device';
+    return 'not_pending';
+  });
+}
+
+async function pickRoundRobin(
+  deps: AssignDeps,
+  messages: PendingMessage[],
+  devices: Map<string, string[]>,
+): Promise<{ id: string; deviceId: string }[]> {
+  const byUser = new Map<string, PendingMessage[]>();
+  for (const m of messages) if (devices.has(m.userId)) byUser.set(m.userId, [...(byUser.get(m.userId) ?? []), m]);
+  if (byUser.size === 0) return [];
+
+  const users = [...byUser.keys()];
+  const pipeline = deps.redis.pipeline();
+  for (const userId of users) pipeline.incrby(roundRobinKey(deps.config.QUEUE_PREFIX, userId), byUser.get(userId)!.length);
+  const results = (await pipeline.exec()) ?? [];
+
+  const picks: { id: string; deviceId: string }[] = [];
+  users.forEach((userId, u) => {
+    const [error, end] = results[u] ?? [new Error('no reply'), 0];
+    if (error) throw error;
+    const list = byUser.get(userId)!;
+    const pool = devices.get(userId)!;
+    const start = Number(end) - list.length;
+    list.forEach((message, i) => {
+      let device = pool[(start + i) % pool.length]!;
+      // A message whose lease expired goes to another device when there is one.
+      if (device === message.previousDeviceId && pool.length > 1) device = pool[(start + i + 1) % pool.length]!;
+      picks.push({ id: message.id, deviceId: device });
+    });
+  });
+  return picks;
+}
+
+/** One wake-up per device per batch, whichever API process holds the device's stream. */
+async function wake(deps: AssignDeps, deviceIds: Set<string>): Promise<void> {
+  if (deviceIds.size === 0) return;
+  const channel = wakeupChannel(deps.config.QUEUE_PREFIX);
+  const pipeline = deps.redis.pipeline();
+  for (const id of deviceIds) pipeline.publish(channel, id);
+  try {
+    await pipeline.exec();
+  } catch (error) {
+    // The devices' safety-net polling picks the messages up; the assignment stands.
+    deps.log.warn({ err: error }, 'wake-up publish failed');
+  }
+}

@@ -1,0 +1,91 @@
+import type { Logger } from 'pino';
+import type { DispatcherConfig } from '@smsgw/config';
+import {
+  expiredUnsent, failMessages, releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type Db, type PendingCursor,
+} from '@smsgw/db';
+import { enqueueDispatch, type DispatchQueue } from '@smsgw/queue';
+
+const PAGE = 1000;
+// Bounds one sweep's work; what is left is taken by the next one.
+const MAX_PAGES = 50;
+
+export interface SweepDeps {
+  db: Db;
+  dispatchQueue: DispatchQueue;
+  config: DispatcherConfig;
+  log: Logger;
+}
+
+export interface SweepResult {
+  reassigned: number;
+  unclaimedFailed: number;
+  sendingFailed: number;
+  expired: number;
+  outboxEnqueued: number;
+}
+
+/**
+ * Leases, expiry and the outbox (decisions.md, "Leases"): runs on one dispatcher at a time, on a
+ * schedule. Every change is a compare-and-set, so a sweep that overlaps a report changes nothing twice.
+ */
+export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepResult> {
+  const { db, config } = deps;
+  const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
+  const result: SweepResult = { reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0 };
+
+  const assignedBefore = ago(config.ASSIGN_LEASE_SECONDS);
+  await pages(async () => {
+    const ids = await releaseUnclaimed(db, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE, now });
+    await enqueue(deps, ids);
+    result.reassigned += ids.length;
+    return ids.length;
+  });
+  await pages(async () => {
+    const ids = await unclaimedExhausted(db, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE });
+    const failed = await failMessages(db, {
+      ids, now, from: ['assigned'],
+      error: `No device claimed the message after ${config.MAX_ASSIGNMENTS} assignments of ${config.ASSIGN_LEASE_SECONDS} seconds.`,
+    });
+    result.unclaimedFailed += failed.length;
+    return ids.length;
+  });
+  await pages(async () => {
+    const ids = await staleSending(db, { sendingBefore: ago(config.SENDING_LEASE_SECONDS), limit: PAGE });
+    const failed = await failMessages(db, {
+      ids, now, from: ['sending'],
+      error: `The device did not report a result within ${config.SENDING_LEASE_SECONDS} seconds; the message is not sent again because the phone may have sent it.`,
+    });
+    result.sendingFailed += failed.length;
+    return ids.length;
+  });
+  await pages(async () => {
+    const ids = await expiredUnsent(db, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
+    const failed = await failMessages(db, {
+      ids, now, from: ['pending', 'assigned'],
+      error: `Expired: no device took the message within ${config.MESSAGE_TTL_SECONDS} seconds.`,
+    });
+    result.expired += failed.length;
+    return ids.length;
+  });
+
+  // The outbox: re-adding a job that exists is a no-op, since the job id is the message id.
+  let after: PendingCursor | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const { ids, next } = await stalePending(db, { updatedBefore: ago(config.OUTBOX_AGE_SECONDS), limit: PAGE, after });
+    await enqueue(deps, ids);
+    result.outboxEnqueued += ids.length;
+    if (!next) break;
+    after = next;
+  }
+  return result;
+}
+
+async function pages(step: () => Promise<number>): Promise<void> {
+  for (let page = 0; page < MAX_PAGES; page++) {
+    if ((await step()) < PAGE) return;
+  }
+}
+
+async function enqueue(deps: SweepDeps, ids: string[]): Promise<void> {
+  if (ids.length > 0) await enqueueDispatch(deps.dispatchQueue, ids);
+}

@@ -1,0 +1,21 @@
+import { pino } from 'pino';
+import { DispatcherConfigSchema, loadConfig } from '@smsgw/config';
+import { startDispatcher } from './dispatcher.ts';
+
+// `pnpm start:dispatcher`: one dispatcher process, configured by the environment.
+const config = loadConfig(DispatcherConfigSchema);
+const log = pino({ level: config.LOG_LEVEL, base: { service: 'dispatcher', pid: process.pid } });
+const dispatcher = await startDispatcher(config, log);
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    log.info({ signal }, 'shutting down');
+    dispatcher.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

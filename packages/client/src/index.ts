@@ -1,0 +1,3 @@
+export * from './device-client.ts';
+export * from './http.ts';
+export * from './smsgw-client.ts';
