@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { DatabaseEnv, loadConfig } from '@smsgw/config';
-import { createDb } from '@smsgw/db';
+import { ConfigError, DatabaseEnv, loadConfig } from '@smsgw/config';
+import { createDb, type Db } from '@smsgw/db';
 import { CliError, COMMANDS } from './commands.ts';
 
 // `pnpm smsgw <command>`: operator commands, JSON on stdout, errors as JSON on stderr (exit 1).
@@ -26,14 +26,16 @@ if (!command || values.help) {
   process.exit(command || values.help ? 0 : 2);
 }
 
-const db = createDb({ url: loadConfig(DatabaseEnv).DATABASE_URL, poolSize: 1 });
+let db: Db | undefined;
 try {
+  db = createDb({ url: loadConfig(DatabaseEnv).DATABASE_URL, poolSize: 1 });
   const { help: _help, ...flags } = values;
   console.log(JSON.stringify(await command.run(db, flags)));
 } catch (error) {
-  if (!(error instanceof CliError)) throw error;
-  console.error(JSON.stringify({ error: error.message }));
+  // Operator mistakes and an unreachable database alike end as one JSON line, not a stack trace.
+  const expected = error instanceof CliError || error instanceof ConfigError;
+  console.error(JSON.stringify({ error: expected ? (error as Error).message : `unexpected error: ${(error as Error).message}` }));
   process.exitCode = 1;
 } finally {
-  await db.$disconnect();
+  await db?.$disconnect();
 }

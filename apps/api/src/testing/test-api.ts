@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { ApiConfigSchema, loadConfig, type ApiConfig } from '@smsgw/config';
 import { createApiKey, createDevice, createUser, type Db, type UserRow } from '@smsgw/db';
@@ -38,11 +39,21 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
     config,
     databaseUrl: database.url,
     async close() {
-      await app.dispatchQueue.obliterate({ force: true });
+      await deleteKeys(app.redis, config.QUEUE_PREFIX);
       await app.close();
       await database.drop();
     },
   };
+}
+
+/** Removes every Redis key of a test's prefix (queues, schedulers, cursors). */
+export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== '0');
 }
 
 export interface TestUser {

@@ -1,0 +1,132 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The real smsgw processes (API, dispatchers, simulated devices) as child processes, for the
+ * end-to-end tests and the end-to-end benchmark.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ENTRY = {
+  api: 'apps/api/src/server.ts',
+  dispatcher: 'apps/dispatcher/src/main.ts',
+  'device-sim': 'apps/device-sim/src/main.ts',
+} as const;
+export type ProcessKind = keyof typeof ENTRY;
+
+export interface ClusterOptions {
+  databaseUrl: string;
+  queuePrefix: string;
+  dispatchers: number;
+  deviceTokens: string[];
+  /** One `<n>.jsonl` per simulated device, each line a message it sent. */
+  logDir: string;
+  env?: Record<string, string>;
+  simEnv?: Record<string, string>;
+}
+
+export interface Cluster {
+  baseUrl: string;
+  readonly processes: Map<string, ChildProcess>;
+  startDispatcher(name: string): ChildProcess;
+  kill(name: string, signal: NodeJS.Signals): Promise<void>;
+  /** Stops every process (SIGTERM, in reverse order of start) and waits for them. */
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env = {
+    ...process.env,
+    DATABASE_URL: options.databaseUrl,
+    QUEUE_PREFIX: options.queuePrefix,
+    JWT_SECRET: 'end-to-end-secret-of-at-least-32-characters',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ...options.env,
+  };
+  const processes = new Map<string, ChildProcess>();
+  const order: string[] = [];
+
+  function start(name: string, kind: ProcessKind, extra: Record<string, string> = {}): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[kind]], {
+      cwd: ROOT,
+      env: { ...env, ...extra },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    processes.set(name, child);
+    if (!order.includes(name)) order.push(name);
+    return child;
+  }
+
+  start('api', 'api');
+  await waitForHealth(`${baseUrl}/health`, processes.get('api')!);
+  for (let i = 0; i < options.dispatchers; i++) start(`dispatcher-${i}`, 'dispatcher');
+  options.deviceTokens.forEach((token, i) =>
+    start(`device-${i}`, 'device-sim', {
+      SMSGW_URL: baseUrl,
+      DEVICE_TOKEN: token,
+      SIM_LOG_FILE: join(options.logDir, `${i}.jsonl`),
+      ...options.simEnv,
+    }),
+  );
+
+  return {
+    baseUrl,
+    processes,
+    startDispatcher: (name) => start(name, 'dispatcher'),
+    async kill(name, signal) {
+      const child = processes.get(name);
+      if (!child) return;
+      child.kill(signal);
+      await exited(child);
+    },
+    async stop() {
+      for (const name of [...order].reverse()) {
+        const child = processes.get(name);
+        if (!child) continue;
+        child.kill('SIGTERM');
+        await exited(child);
+      }
+    },
+  };
+}
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before it was up`);
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} not up within ${timeoutMs} ms`);
+}
+
+/** Every message id the simulated devices recorded as sent, with repeats. */
+export async function sentIds(logDir: string, devices: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < devices; i++) {
+    const text = await readFile(join(logDir, `${i}.jsonl`), 'utf8').catch(() => '');
+    for (const line of text.split('\n')) if (line) ids.push((JSON.parse(line) as { id: string }).id);
+  }
+  return ids;
+}
