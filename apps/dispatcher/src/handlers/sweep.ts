@@ -33,6 +33,17 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = { reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0 };
 
+  // Expiry first, so that an expired message is not handed back to round-robin just before it fails.
+  await pages(async () => {
+    const ids = await expiredUnsent(db, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
+    const failed = await failMessages(db, {
+      ids, now, from: ['pending', 'assigned'],
+      error: `Expired: no device took the message within ${config.MESSAGE_TTL_SECONDS} seconds.`,
+    });
+    result.expired += failed.length;
+    return ids.length;
+  });
+
   const assignedBefore = ago(config.ASSIGN_LEASE_SECONDS);
   await pages(async () => {
     const ids = await releaseUnclaimed(db, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE, now });
@@ -56,15 +67,6 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
       error: `The device did not report a result within ${config.SENDING_LEASE_SECONDS} seconds; the message is not sent again because the phone may have sent it.`,
     });
     result.sendingFailed += failed.length;
-    return ids.length;
-  });
-  await pages(async () => {
-    const ids = await expiredUnsent(db, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
-    const failed = await failMessages(db, {
-      ids, now, from: ['pending', 'assigned'],
-      error: `Expired: no device took the message within ${config.MESSAGE_TTL_SECONDS} seconds.`,
-    });
-    result.expired += failed.length;
     return ids.length;
   });
 

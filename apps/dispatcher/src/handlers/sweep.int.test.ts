@@ -1,0 +1,314 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DeviceSimConfigSchema, DispatcherConfigSchema, loadConfig, type DispatcherConfig } from '@smsgw/config';
+import { applyReports, assignMessages, claimMessages, createDevice } from '@smsgw/db';
+import { createTestUser, send, startTestApi, type TestApi } from '@smsgw/api/testing';
+import { startDeviceSim } from '@smsgw/device-sim';
+import { startTestDispatcher } from '../testing/test-dispatcher.ts';
+import { sweep } from './sweep.ts';
+
+let api: TestApi;
+/** What a test started (dispatchers, simulators), closed after it in reverse order. */
+const started: { close(): Promise<void> }[] = [];
+const log = pino({ level: 'silent' });
+
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterEach(async () => {
+  for (const thing of started.splice(0).reverse()) await thing.close();
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+/** The dispatcher settings of decisions.md ("Leases"): 60 s, 3 assignments, 10 minutes, 24 hours; outbox after 30 s. */
+function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
+  return loadConfig(DispatcherConfigSchema, {
+    DATABASE_URL: api.config.DATABASE_URL,
+    REDIS_URL: api.config.REDIS_URL,
+    QUEUE_PREFIX: api.config.QUEUE_PREFIX,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+/** One sweep as the dispatcher runs it, at `secondsFromNow` in the future (so no lease has to be waited for). */
+function sweepAt(secondsFromNow: number, config = dispatcherConfig()) {
+  return sweep({ db: api.db, dispatchQueue: api.queue, config, log }, new Date(Date.now() + secondsFromNow * 1000));
+}
+
+const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
+let phoneSeq = 0;
+function phone(): string {
+  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
+}
+
+interface TestDevice {
+  id: string;
+  token: string;
+}
+
+async function userWithDevices(n: number): Promise<{ userId: string; apiKey: string; devices: TestDevice[] }> {
+  const { user, apiKey } = await createTestUser(api.db, { devices: 0 });
+  const devices: TestDevice[] = [];
+  for (let i = 0; i < n; i++) {
+    const { device, token } = await createDevice(api.db, { userId: user.id, name: `phone-${i}` });
+    devices.push({ id: device.id, token });
+  }
+  return { userId: user.id, apiKey, devices };
+}
+
+/** Sends one message through the API; with `dropJob` its dispatch job is removed (no dispatcher runs then). */
+async function sendOne(apiKey: string, options: { deviceId?: string; dropJob?: boolean } = {}): Promise<string> {
+  const res = await send(api.app, apiKey, { recipients: [phone()], body: 'lease test', ...(options.deviceId && { device_id: options.deviceId }) });
+  expect(res.statusCode).toBe(200);
+  const [id] = res.json().message_ids as string[];
+  if (options.dropJob) {
+    await api.queue.remove(id!);
+    expect(await api.queue.getJob(id!)).toBeUndefined();
+  }
+  return id!;
+}
+
+async function assign(id: string, deviceId: string): Promise<void> {
+  expect(await assignMessages(api.db, { assignments: [{ id, deviceId }], now: new Date() })).toEqual([{ id, deviceId }]);
+}
+
+function message(id: string) {
+  return api.db.message.findUniqueOrThrow({ where: { id } });
+}
+
+async function events(id: string): Promise<{ state: string; detail: string | null }[]> {
+  const rows = await api.db.messageEvent.findMany({ where: { messageId: id }, orderBy: { id: 'asc' } });
+  return rows.map((r) => ({ state: r.state, detail: r.detail }));
+}
+
+async function jobData(id: string): Promise<unknown> {
+  return (await api.queue.getJob(id))?.data;
+}
+
+describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
+  it('puts an assigned message not claimed in time back to pending and enqueues its dispatch job again', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, devices[0]!.id);
+
+    await sweepAt(59);
+    expect((await message(id)).state).toBe('assigned');
+    expect(await jobData(id)).toBeUndefined();
+
+    const result = await sweepAt(61);
+
+    expect(result.reassigned).toBeGreaterThanOrEqual(1);
+    const row = await message(id);
+    expect([row.state, row.assignments, row.error]).toEqual(['pending', 1, null]);
+    expect(await jobData(id)).toEqual({ messageId: id });
+    expect((await events(id)).at(-1)).toEqual({ state: 'pending', detail: 'Not claimed by the device in time; assigned again.' });
+  });
+
+  it('moves it to the other device each time (dispatcher running), then fails it after MAX_ASSIGNMENTS with an error saying so', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    started.push(await startTestDispatcher(api));
+    const id = await sendOne(apiKey);
+
+    const assignedTo = async (assignments: number) => {
+      await vi.waitFor(async () => expect(await message(id)).toMatchObject({ state: 'assigned', assignments }), { timeout: 15_000 });
+      return (await message(id)).deviceId!;
+    };
+    const first = await assignedTo(1);
+    await sweepAt(61);
+    const second = await assignedTo(2);
+    await sweepAt(61);
+    const third = await assignedTo(3);
+
+    expect(new Set([first, second])).toEqual(new Set(devices.map((d) => d.id)));
+    expect(third).toBe(first);
+
+    const result = await sweepAt(61);
+
+    expect(result.unclaimedFailed).toBeGreaterThanOrEqual(1);
+    const row = await message(id);
+    expect([row.state, row.assignments, row.failedAt !== null]).toEqual(['failed', 3, true]);
+    expect(row.error).toBe('No device claimed the message after 3 assignments of 60 seconds.');
+    expect(await jobData(id)).toBeUndefined();
+    expect((await events(id)).map((e) => e.state)).toEqual(['assigned', 'pending', 'assigned', 'pending', 'assigned', 'failed']);
+  });
+
+  it('moves it to another device even when the round-robin cursor points back at the device it left', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    started.push(await startTestDispatcher(api));
+    const waitAssigned = (id: string) =>
+      vi.waitFor(async () => expect((await message(id)).state).toBe('assigned'), { timeout: 15_000 }).then(() => message(id));
+
+    // Slot 0 goes to one device, slot 1 to the other, which claims its message at once.
+    const left = await waitAssigned(await sendOne(apiKey));
+    const other = await waitAssigned(await sendOne(apiKey));
+    expect(other.deviceId).not.toBe(left.deviceId);
+    const claimed = await claimMessages(api.db, { deviceId: other.deviceId!, limit: 10, now: new Date() });
+    expect(claimed.map((m) => m.id)).toEqual([other.id]);
+
+    // Only the unclaimed message is released; the next slot (2) is the device it was on.
+    await sweepAt(61);
+
+    await vi.waitFor(async () => expect(await message(left.id)).toMatchObject({ state: 'assigned', assignments: 2 }), { timeout: 15_000 });
+    expect((await message(left.id)).deviceId).toBe(other.deviceId);
+  });
+
+  it('follows the configured lease and limit (ASSIGN_LEASE_SECONDS=5, MAX_ASSIGNMENTS=1)', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    const config = dispatcherConfig({ ASSIGN_LEASE_SECONDS: '5', MAX_ASSIGNMENTS: '1' });
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, devices[0]!.id);
+
+    await sweepAt(4, config);
+    expect((await message(id)).state).toBe('assigned');
+    await sweepAt(6, config);
+
+    const row = await message(id);
+    expect([row.state, row.error]).toEqual(['failed', 'No device claimed the message after 1 assignments of 5 seconds.']);
+    expect(await jobData(id)).toBeUndefined();
+  });
+
+  it('never moves a message for a named device: it stays assigned to it, however many leases pass', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    const named = devices[1]!;
+    const id = await sendOne(apiKey, { deviceId: named.id, dropJob: true });
+    await assign(id, named.id);
+
+    for (const seconds of [61, 3600, 6 * 3600]) await sweepAt(seconds);
+
+    const row = await message(id);
+    expect([row.state, row.deviceId, row.assignments, row.error]).toEqual(['assigned', named.id, 1, null]);
+    expect(await jobData(id)).toBeUndefined();
+    expect((await events(id)).map((e) => e.state)).toEqual(['assigned']);
+  });
+});
+
+describe('the sending lease (SENDING_LEASE_SECONDS)', () => {
+  it('fails a claimed message with no report in time ("did not report") and never enqueues it again', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    const device = devices[0]!;
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, device.id);
+    expect((await claimMessages(api.db, { deviceId: device.id, limit: 10, now: new Date() })).map((m) => m.id)).toEqual([id]);
+
+    await sweepAt(599);
+    expect((await message(id)).state).toBe('sending');
+
+    const result = await sweepAt(601);
+
+    expect(result.sendingFailed).toBeGreaterThanOrEqual(1);
+    const row = await message(id);
+    expect([row.state, row.deviceId, row.sentAt]).toEqual(['failed', device.id, null]);
+    expect(row.error).toContain('did not report a result');
+    expect(row.error).toContain('not sent again');
+    expect(await jobData(id)).toBeUndefined();
+    // Later sweeps (leases, outbox) leave it as it is.
+    await sweepAt(3600);
+    expect(await jobData(id)).toBeUndefined();
+    expect(await message(id)).toEqual(row);
+  });
+});
+
+describe('expiry (MESSAGE_TTL_SECONDS)', () => {
+  const DAY = 86_400;
+
+  it('fails a pending message older than the TTL as expired', async () => {
+    const { apiKey } = await userWithDevices(1);
+    const id = await sendOne(apiKey, { dropJob: true });
+
+    await sweepAt(DAY - 60);
+    expect((await message(id)).state).toBe('pending');
+    const result = await sweepAt(DAY + 1);
+
+    expect(result.expired).toBeGreaterThanOrEqual(1);
+    const row = await message(id);
+    expect([row.state, row.error]).toEqual(['failed', 'Expired: no device took the message within 86400 seconds.']);
+    expect((await events(id)).map((e) => e.state)).toEqual(['failed']);
+  });
+
+  it('fails an assigned message older than the TTL as expired, without first handing it back to round-robin', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, devices[0]!.id);
+
+    await sweepAt(DAY + 1);
+
+    const row = await message(id);
+    expect([row.state, row.error]).toEqual(['failed', 'Expired: no device took the message within 86400 seconds.']);
+    expect(await jobData(id)).toBeUndefined();
+    expect((await events(id)).map((e) => e.state)).toEqual(['assigned', 'failed']);
+  });
+
+  it('expires a message for a named device that never claimed it', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    const id = await sendOne(apiKey, { deviceId: devices[0]!.id, dropJob: true });
+    await assign(id, devices[0]!.id);
+
+    await sweepAt(DAY + 1);
+
+    expect(await message(id)).toMatchObject({ state: 'failed', deviceId: devices[0]!.id, error: expect.stringMatching(/^Expired/) });
+  });
+
+  it('leaves sent and delivered messages alone, however old', async () => {
+    const { apiKey, devices } = await userWithDevices(1);
+    const device = devices[0]!;
+    const sentId = await sendOne(apiKey, { dropJob: true });
+    const deliveredId = await sendOne(apiKey, { dropJob: true });
+    for (const id of [sentId, deliveredId]) await assign(id, device.id);
+    await claimMessages(api.db, { deviceId: device.id, limit: 10, now: new Date() });
+    const now = new Date();
+    expect(await applyReports(api.db, { deviceId: device.id, status: 'sent', reports: [{ id: sentId, at: now, error: null }], now })).toEqual([sentId]);
+    expect(await applyReports(api.db, { deviceId: device.id, status: 'delivered', reports: [{ id: deliveredId, at: now, error: null }], now })).toEqual([deliveredId]);
+    const before = await Promise.all([message(sentId), message(deliveredId)]);
+
+    await sweepAt(3 * DAY);
+
+    expect(await Promise.all([message(sentId), message(deliveredId)])).toEqual(before);
+    expect(before.map((m) => m.state)).toEqual(['sent', 'delivered']);
+  });
+});
+
+describe('the outbox (OUTBOX_AGE_SECONDS)', () => {
+  it('enqueues again a pending message whose job was lost, once old enough, and it is then delivered', async () => {
+    const { apiKey, devices } = await userWithDevices(1);
+    const device = devices[0]!;
+    const id = await sendOne(apiKey, { dropJob: true });
+
+    await sweepAt(29);
+    expect(await jobData(id)).toBeUndefined();
+    const result = await sweepAt(31);
+    expect(result.outboxEnqueued).toBeGreaterThanOrEqual(1);
+    expect(await jobData(id)).toEqual({ messageId: id });
+
+    // A dispatcher and a phone take it from there.
+    await api.app.listen({ port: 0, host: '127.0.0.1' });
+    const baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    started.push(await startTestDispatcher(api));
+    const sim = await startDeviceSim(
+      loadConfig(DeviceSimConfigSchema, { SMSGW_URL: baseUrl, DEVICE_TOKEN: device.token, SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', LOG_LEVEL: 'silent' }),
+      log,
+    );
+    started.push(sim);
+
+    await vi.waitFor(async () => expect((await message(id)).state).toBe('delivered'), { timeout: 15_000 });
+    expect(sim.sent).toEqual([id]);
+    expect((await events(id)).map((e) => e.state)).toEqual(['assigned', 'sending', 'sent', 'delivered']);
+  });
+
+  it('adds no second job for a pending message whose job is still there', async () => {
+    const { apiKey } = await userWithDevices(1);
+    const id = await sendOne(apiKey);
+    const job = await api.queue.getJob(id);
+    expect(job).toBeDefined();
+
+    await sweepAt(31);
+
+    // The job id is the message id: the job found is the one the send added, untouched.
+    const after = await api.queue.getJob(id);
+    expect({ timestamp: after?.timestamp, state: await after?.getState() }).toEqual({ timestamp: job!.timestamp, state: 'waiting' });
+  });
+});

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { SmsgwClient } from '@smsgw/client';
+import { createApiKey, createDb, createDevice, createUser, ensureDatabase, migrate } from '@smsgw/db';
+import { serverUrl } from '@smsgw/db/testing';
+import { sentIds, startCluster } from '../test/support/cluster.ts';
+
+/**
+ * `pnpm bench:e2e`: the real processes (one API, two dispatchers, ten simulated devices with no
+ * artificial delay); 20,000 messages sent in requests of 1,000. Prints messages per second from
+ * the first accept to the last delivery, p50/p99 of accept-to-delivered latency, and the peak
+ * memory of each process. Target: >= 5,000 messages/s, API and dispatchers each under 200 MB.
+ */
+const TOTAL = Number(process.env.BENCH_MESSAGES ?? 20_000);
+const PER_REQUEST = 1000;
+const DEVICES = 10;
+const DISPATCHERS = 2;
+const TARGET_RATE = 5000;
+const MEMORY_LIMIT_MB = 200;
+
+const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const databaseUrl = serverUrl(baseUrl, 'smsgw_bench_e2e');
+const admin = new pg.Client({ connectionString: serverUrl(baseUrl, 'postgres') });
+await admin.connect();
+await admin.query('DROP DATABASE IF EXISTS smsgw_bench_e2e WITH (FORCE)');
+await admin.end();
+await ensureDatabase(databaseUrl);
+await migrate(databaseUrl);
+
+const db = createDb({ url: databaseUrl, poolSize: 2 });
+const user = await createUser(db, { name: 'bench', monthlyQuota: 1_000_000_000 });
+const { key } = await createApiKey(db, { userId: user.id, name: 'bench' });
+const tokens: string[] = [];
+for (let i = 0; i < DEVICES; i++) tokens.push((await createDevice(db, { userId: user.id, name: `sim-${i}` })).token);
+
+const logDir = await mkdtemp(join(tmpdir(), 'smsgw-bench-'));
+const cluster = await startCluster({
+  databaseUrl,
+  queuePrefix: `smsgw-bench-${randomBytes(4).toString('hex')}`,
+  dispatchers: DISPATCHERS,
+  deviceTokens: tokens,
+  logDir,
+  env: { RATE_LIMIT_PER_MINUTE: '100000', LOG_LEVEL: 'warn' },
+  simEnv: { SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', SIM_CLAIM_LIMIT: '500' },
+});
+// Let every process finish starting (compiling TypeScript) before the clock runs.
+await new Promise((resolve) => setTimeout(resolve, 3000));
+
+const client = new SmsgwClient(cluster.baseUrl, key);
+const acceptedAt = new Map<string, number>();
+const started = Date.now();
+for (let r = 0; r < TOTAL / PER_REQUEST; r++) {
+  const recipients = Array.from({ length: PER_REQUEST }, (_, i) => `+1555${String(r * PER_REQUEST + i).padStart(7, '0')}`);
+  const result = await client.send({ recipients, body: `benchmark message ${r}` });
+  const at = Date.now();
+  for (const id of result.message_ids) acceptedAt.set(id, at);
+}
+const sendDone = Date.now();
+
+const deadline = Date.now() + 600_000;
+let delivered = 0;
+while (delivered < TOTAL && Date.now() < deadline) {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  delivered = await db.message.count({ where: { state: 'delivered' } });
+}
+
+const memory: Record<string, number> = {};
+for (const [name, child] of cluster.processes) {
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
+  const kb = Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0);
+  memory[name] = Math.round(kb / 1024);
+}
+const rows = await db.message.findMany({ where: { state: 'delivered' }, select: { id: true, deliveredAt: true } });
+const latencies = rows.map((r) => r.deliveredAt!.getTime() - acceptedAt.get(r.id)!).sort((a, b) => a - b);
+const lastDelivered = Math.max(...rows.map((r) => r.deliveredAt!.getTime()));
+const sent = await sentIds(logDir, DEVICES);
+await cluster.stop();
+await db.$disconnect();
+await rm(logDir, { recursive: true, force: true });
+
+const seconds = (lastDelivered - started) / 1000;
+const rate = TOTAL / seconds;
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+const duplicates = sent.length - new Set(sent).size;
+console.log(`smsgw end-to-end benchmark: ${TOTAL} messages, ${TOTAL / PER_REQUEST} requests, ${DISPATCHERS} dispatchers, ${DEVICES} devices`);
+console.log(`delivered            ${delivered} of ${TOTAL} (sent twice: ${duplicates})`);
+console.log(`sending took         ${((sendDone - started) / 1000).toFixed(2)} s`);
+console.log(`first accept → last delivered  ${seconds.toFixed(2)} s  =>  ${Math.round(rate)} messages/s (target >= ${TARGET_RATE})`);
+console.log(`accept → delivered   p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
+console.log(`peak memory (MB)     ${Object.entries(memory).map(([n, mb]) => `${n} ${mb}`).join(', ')}`);
+const heavy = Object.entries(memory).filter(([n, mb]) => !n.startsWith('device') && mb >= MEMORY_LIMIT_MB);
+if (delivered < TOTAL || duplicates > 0 || rate < TARGET_RATE || heavy.length > 0) process.exitCode = 1;
