@@ -1,7 +1,7 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
-import { createDb } from '@smsgw/db';
+import { createSql } from '@smsgw/db/sql';
 import {
   JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWorkerConnection, parsePayload,
   type JobName, type JobPayload, type QueueName,
@@ -11,8 +11,14 @@ import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts'
 import { applyDeviceReports } from './handlers/apply-reports.ts';
 import { sweep } from './handlers/sweep.ts';
 
-// A message whose user has no available device waits this long before the next try.
-const NO_DEVICE_RETRY_MS = 15_000;
+// A message whose user has no available device is tried again after a quarter of the time it has
+// waited so far, between these bounds: quickly after a short outage, rarely during a long one.
+const NO_DEVICE_RETRY_MIN_MS = 5_000;
+const NO_DEVICE_RETRY_MAX_MS = 300_000;
+
+function noDeviceRetryDelay(waitedMs: number): number {
+  return Math.min(NO_DEVICE_RETRY_MAX_MS, Math.max(NO_DEVICE_RETRY_MIN_MS, waitedMs / 4));
+}
 
 export interface Dispatcher {
   close(): Promise<void>;
@@ -26,27 +32,27 @@ type Handler<N extends JobName> = (payload: JobPayload<N>, job: Job, token: stri
  */
 export async function startDispatcher(config: DispatcherConfig, log: Logger): Promise<Dispatcher> {
   const prefix = config.QUEUE_PREFIX;
-  const db = createDb({ url: config.DATABASE_URL, poolSize: 10 });
+  const sql = createSql({ url: config.DATABASE_URL, poolSize: 10 });
   const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
   await redis.connect();
   const dispatchQueue = createDispatchQueue(redis, prefix);
   const maintenanceQueue = new Queue(QUEUES.maintenance, { connection: redis, prefix });
 
-  const assigner = new Batcher<string, AssignOutcome>((ids) => assignDevices({ db, redis, config, log }, ids), config.DISPATCH_BATCH_SIZE);
+  const assigner = new Batcher<string, AssignOutcome>((ids) => assignDevices({ sql, redis, config, log }, ids), config.DISPATCH_BATCH_SIZE);
 
   // One handler per job of the catalog: a job name without a handler does not compile.
   const handlers: { [N in JobName]: Handler<N> } = {
     'message.dispatch': async ({ messageId }, job, token) => {
       const outcome = await assigner.add(messageId);
       if (outcome === 'no_device') {
-        await job.moveToDelayed(Date.now() + NO_DEVICE_RETRY_MS, token);
+        await job.moveToDelayed(Date.now() + noDeviceRetryDelay(Date.now() - job.timestamp), token);
         throw new DelayedError();
       }
       return outcome;
     },
-    'device.reports': (payload) => applyDeviceReports(db, payload),
+    'device.reports': (payload) => applyDeviceReports(sql, payload),
     'maintenance.sweep': async () => {
-      const result = await sweep({ db, dispatchQueue, config, log });
+      const result = await sweep({ sql, dispatchQueue, config, log });
       if (Object.values(result).some((n) => n > 0)) log.info({ sweep: result }, 'sweep');
       return result;
     },
@@ -91,7 +97,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all([dispatchQueue.close(), maintenanceQueue.close()]);
       redis.disconnect();
-      await db.$disconnect();
+      await sql.end();
     },
   };
 }

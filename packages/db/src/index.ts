@@ -11,3 +11,4 @@ export * from './users.ts';
 export * from './device-protocol.ts';
 export * from './dispatch.ts';
 export * from './leases.ts';
+export * from './sql.ts';

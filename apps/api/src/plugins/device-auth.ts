@@ -22,9 +22,9 @@ export const deviceAuth = fp(
     app.decorateRequest('device', null as unknown as AuthenticatedDevice);
     app.decorate('authenticateDevice', async (request: FastifyRequest) => {
       const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-      const device = token ? await authenticateDevice(app.db, token) : null;
+      const device = token ? await authenticateDevice(app.sql, token) : null;
       if (!device) throw new AppError('unauthorized');
-      await markDeviceSeen(app.db, device, new Date());
+      await markDeviceSeen(app.sql, device, new Date());
       request.device = device;
     });
   },

@@ -2,13 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from '@smsgw/config';
-import { createDb, type Db } from '@smsgw/db';
+import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
 import { createDispatchQueue, createProducerConnection, createReportsQueue, type DispatchQueue, type ReportsQueue } from '@smsgw/queue';
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: ApiConfig;
     db: Db;
+    /** node-postgres pool for the device protocol's raw statements. */
+    sql: Sql;
     redis: Redis;
     dispatchQueue: DispatchQueue;
     reportsQueue: ReportsQueue;
@@ -23,6 +25,7 @@ export const resources = fp(
   async (app: FastifyInstance, options: { config: ApiConfig }) => {
     const { config } = options;
     const db = createDb({ url: config.DATABASE_URL });
+    const sql = createSql({ url: config.DATABASE_URL });
     const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
     await redis.connect();
     const dispatchQueue = createDispatchQueue(redis, config.QUEUE_PREFIX);
@@ -30,6 +33,7 @@ export const resources = fp(
 
     app.decorate('config', config);
     app.decorate('db', db);
+    app.decorate('sql', sql);
     app.decorate('redis', redis);
     app.decorate('dispatchQueue', dispatchQueue);
     app.decorate('reportsQueue', reportsQueue);
@@ -37,7 +41,7 @@ export const resources = fp(
     app.addHook('onClose', async () => {
       await Promise.all([dispatchQueue.close(), reportsQueue.close()]);
       redis.disconnect();
-      await db.$disconnect();
+      await Promise.all([db.$disconnect(), sql.end()]);
     });
   },
   { name: 'resources' },

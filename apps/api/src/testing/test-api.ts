@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { ApiConfigSchema, loadConfig, type ApiConfig } from '@smsgw/config';
-import { createApiKey, createDevice, createUser, type Db, type UserRow } from '@smsgw/db';
+import { createApiKey, createDevice, createUser, type Db, type Sql, type UserRow } from '@smsgw/db';
 import { createTestDatabase } from '@smsgw/db/testing';
 import type { DispatchQueue } from '@smsgw/queue';
 import { buildApp } from '../app.ts';
@@ -11,6 +11,7 @@ import { buildApp } from '../app.ts';
 export interface TestApi {
   app: FastifyInstance;
   db: Db;
+  sql: Sql;
   queue: DispatchQueue;
   config: ApiConfig;
   databaseUrl: string;
@@ -35,6 +36,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
   return {
     app,
     db: app.db,
+    sql: app.sql,
     queue: app.dispatchQueue,
     config,
     databaseUrl: database.url,

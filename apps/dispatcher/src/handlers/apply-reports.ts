@@ -1,4 +1,4 @@
-import { applyReports, type Db, type ReportStatus } from '@smsgw/db';
+import { applyReports, type Sql, type ReportStatus } from '@smsgw/db/sql';
 import type { JobPayload } from '@smsgw/queue';
 
 const ORDER: ReportStatus[] = ['sent', 'delivered', 'failed'];
@@ -9,7 +9,7 @@ const ORDER: ReportStatus[] = ['sent', 'delivered', 'failed'];
  * transitions that happened; duplicates and backward reports are not among them.
  */
 export async function applyDeviceReports(
-  db: Db,
+  sql: Sql,
   payload: JobPayload<'device.reports'>,
 ): Promise<{ id: string; status: ReportStatus }[]> {
   const receivedAt = new Date(payload.receivedAt);
@@ -19,7 +19,7 @@ export async function applyDeviceReports(
     const reports = payload.reports
       .filter((r) => r.status === status)
       .map((r) => ({ id: r.id, at: r.at ? new Date(r.at) : receivedAt, error: r.error ?? null }));
-    const moved = await applyReports(db, { deviceId: payload.deviceId, status, reports, now });
+    const moved = await applyReports(sql, { deviceId: payload.deviceId, status, reports, now });
     for (const id of moved) applied.push({ id, status });
   }
   return applied;

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
-import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Db, type PendingMessage } from '@smsgw/db';
+import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Sql, type PendingMessage } from '@smsgw/db/sql';
 import { roundRobinKey, wakeupChannel } from '@smsgw/queue';
 
 export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed';
 
 export interface AssignDeps {
-  db: Db;
+  sql: Sql;
   redis: Redis;
   config: DispatcherConfig;
   log: Logger;
@@ -19,16 +19,16 @@ export interface AssignDeps {
  * then one compare-and-set statement for the batch and one wake-up per device.
  */
 export async function assignDevices(deps: AssignDeps, messageIds: string[]): Promise<AssignOutcome[]> {
-  const { db, config } = deps;
+  const { sql, config } = deps;
   const now = new Date();
-  const pending = await loadPendingMessages(db, [...new Set(messageIds)]);
+  const pending = await loadPendingMessages(sql, [...new Set(messageIds)]);
   const byId = new Map(pending.map((m) => [m.id, m]));
 
   const gone = pending.filter((m) => m.requestedDeviceGone).map((m) => m.id);
-  const failed = new Set(await failMessages(db, { ids: gone, now, from: ['pending'], error: 'The device named for this message was deleted.' }));
+  const failed = new Set(await failMessages(sql, { ids: gone, now, from: ['pending'], error: 'The device named for this message was deleted.' }));
 
   const roundRobin = pending.filter((m) => !m.requestedDeviceId);
-  const devices = await availableDevices(db, {
+  const devices = await availableDevices(sql, {
     userIds: [...new Set(roundRobin.map((m) => m.userId))],
     seenSince: new Date(now.getTime() - config.DEVICE_AVAILABLE_SECONDS * 1000),
   });
@@ -38,7 +38,7 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
     .filter((m) => m.requestedDeviceId && !m.requestedDeviceGone)
     .map((m) => ({ id: m.id, deviceId: m.requestedDeviceId as string }))
     .concat(chosen);
-  const assigned = await assignMessages(db, { assignments, now });
+  const assigned = await assignMessages(sql, { assignments, now });
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
 
   const assignedIds = new Set(assigned.map((a) => a.id));

@@ -37,7 +37,7 @@ function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
 
 /** One sweep as the dispatcher runs it, at `secondsFromNow` in the future (so no lease has to be waited for). */
 function sweepAt(secondsFromNow: number, config = dispatcherConfig()) {
-  return sweep({ db: api.db, dispatchQueue: api.queue, config, log }, new Date(Date.now() + secondsFromNow * 1000));
+  return sweep({ sql: api.sql, dispatchQueue: api.queue, config, log }, new Date(Date.now() + secondsFromNow * 1000));
 }
 
 const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
@@ -74,7 +74,7 @@ async function sendOne(apiKey: string, options: { deviceId?: string; dropJob?: b
 }
 
 async function assign(id: string, deviceId: string): Promise<void> {
-  expect(await assignMessages(api.db, { assignments: [{ id, deviceId }], now: new Date() })).toEqual([{ id, deviceId }]);
+  expect(await assignMessages(api.sql, { assignments: [{ id, deviceId }], now: new Date() })).toEqual([{ id, deviceId }]);
 }
 
 function message(id: string) {
@@ -147,7 +147,7 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
     const left = await waitAssigned(await sendOne(apiKey));
     const other = await waitAssigned(await sendOne(apiKey));
     expect(other.deviceId).not.toBe(left.deviceId);
-    const claimed = await claimMessages(api.db, { deviceId: other.deviceId!, limit: 10, now: new Date() });
+    const claimed = await claimMessages(api.sql, { deviceId: other.deviceId!, limit: 10, now: new Date() });
     expect(claimed.map((m) => m.id)).toEqual([other.id]);
 
     // Only the unclaimed message is released; the next slot (2) is the device it was on.
@@ -193,7 +193,7 @@ describe('the sending lease (SENDING_LEASE_SECONDS)', () => {
     const device = devices[0]!;
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, device.id);
-    expect((await claimMessages(api.db, { deviceId: device.id, limit: 10, now: new Date() })).map((m) => m.id)).toEqual([id]);
+    expect((await claimMessages(api.sql, { deviceId: device.id, limit: 10, now: new Date() })).map((m) => m.id)).toEqual([id]);
 
     await sweepAt(599);
     expect((await message(id)).state).toBe('sending');
@@ -259,10 +259,10 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     const sentId = await sendOne(apiKey, { dropJob: true });
     const deliveredId = await sendOne(apiKey, { dropJob: true });
     for (const id of [sentId, deliveredId]) await assign(id, device.id);
-    await claimMessages(api.db, { deviceId: device.id, limit: 10, now: new Date() });
+    await claimMessages(api.sql, { deviceId: device.id, limit: 10, now: new Date() });
     const now = new Date();
-    expect(await applyReports(api.db, { deviceId: device.id, status: 'sent', reports: [{ id: sentId, at: now, error: null }], now })).toEqual([sentId]);
-    expect(await applyReports(api.db, { deviceId: device.id, status: 'delivered', reports: [{ id: deliveredId, at: now, error: null }], now })).toEqual([deliveredId]);
+    expect(await applyReports(api.sql, { deviceId: device.id, status: 'sent', reports: [{ id: sentId, at: now, error: null }], now })).toEqual([sentId]);
+    expect(await applyReports(api.sql, { deviceId: device.id, status: 'delivered', reports: [{ id: deliveredId, at: now, error: null }], now })).toEqual([deliveredId]);
     const before = await Promise.all([message(sentId), message(deliveredId)]);
 
     await sweepAt(3 * DAY);

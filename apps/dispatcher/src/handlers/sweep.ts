@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import {
-  expiredUnsent, failMessages, releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type Db, type PendingCursor,
-} from '@smsgw/db';
+  expiredUnsent, failMessages, releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type Sql, type PendingCursor,
+} from '@smsgw/db/sql';
 import { enqueueDispatch, type DispatchQueue } from '@smsgw/queue';
 
 const PAGE = 1000;
@@ -10,7 +10,7 @@ const PAGE = 1000;
 const MAX_PAGES = 50;
 
 export interface SweepDeps {
-  db: Db;
+  sql: Sql;
   dispatchQueue: DispatchQueue;
   config: DispatcherConfig;
   log: Logger;
@@ -29,14 +29,14 @@ export interface SweepResult {
  * schedule. Every change is a compare-and-set, so a sweep that overlaps a report changes nothing twice.
  */
 export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepResult> {
-  const { db, config } = deps;
+  const { sql, config } = deps;
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = { reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0 };
 
   // Expiry first, so that an expired message is not handed back to round-robin just before it fails.
   await pages(async () => {
-    const ids = await expiredUnsent(db, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
-    const failed = await failMessages(db, {
+    const ids = await expiredUnsent(sql, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
+    const failed = await failMessages(sql, {
       ids, now, from: ['pending', 'assigned'],
       error: `Expired: no device took the message within ${config.MESSAGE_TTL_SECONDS} seconds.`,
     });
@@ -46,14 +46,14 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
 
   const assignedBefore = ago(config.ASSIGN_LEASE_SECONDS);
   await pages(async () => {
-    const ids = await releaseUnclaimed(db, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE, now });
+    const ids = await releaseUnclaimed(sql, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE, now });
     await enqueue(deps, ids);
     result.reassigned += ids.length;
     return ids.length;
   });
   await pages(async () => {
-    const ids = await unclaimedExhausted(db, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE });
-    const failed = await failMessages(db, {
+    const ids = await unclaimedExhausted(sql, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE });
+    const failed = await failMessages(sql, {
       ids, now, from: ['assigned'],
       error: `No device claimed the message after ${config.MAX_ASSIGNMENTS} assignments of ${config.ASSIGN_LEASE_SECONDS} seconds.`,
     });
@@ -61,8 +61,8 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
     return ids.length;
   });
   await pages(async () => {
-    const ids = await staleSending(db, { sendingBefore: ago(config.SENDING_LEASE_SECONDS), limit: PAGE });
-    const failed = await failMessages(db, {
+    const ids = await staleSending(sql, { sendingBefore: ago(config.SENDING_LEASE_SECONDS), limit: PAGE });
+    const failed = await failMessages(sql, {
       ids, now, from: ['sending'],
       error: `The device did not report a result within ${config.SENDING_LEASE_SECONDS} seconds; the message is not sent again because the phone may have sent it.`,
     });
@@ -73,7 +73,7 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   // The outbox: re-adding a job that exists is a no-op, since the job id is the message id.
   let after: PendingCursor | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const { ids, next } = await stalePending(db, { updatedBefore: ago(config.OUTBOX_AGE_SECONDS), limit: PAGE, after });
+    const { ids, next } = await stalePending(sql, { updatedBefore: ago(config.OUTBOX_AGE_SECONDS), limit: PAGE, after });
     await enqueue(deps, ids);
     result.outboxEnqueued += ids.length;
     if (!next) break;

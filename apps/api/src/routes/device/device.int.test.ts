@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { assignMessages, createDevice, deleteDevice, releaseUnclaimed } from '@smsgw/db';
+import { applyReports, assignMessages, createDevice, deleteDevice, releaseUnclaimed } from '@smsgw/db';
 import { wakeupChannel } from '@smsgw/queue';
 // The typed client and the dispatcher are other workspace packages; tests reach them by path.
 import { DeviceClient } from '@smsgw/client';
@@ -71,7 +71,7 @@ async function assignedTo(apiKey: string, device: TestDevice, count: number): Pr
   const res = await send(api.app, apiKey, { recipients: Array.from({ length: count }, phone), body: 'hello from the test', device_id: device.id });
   expect(res.statusCode).toBe(200);
   const ids: string[] = res.json().message_ids;
-  const moved = await assignMessages(api.db, { assignments: ids.map((id) => ({ id, deviceId: device.id })), now: new Date() });
+  const moved = await assignMessages(api.sql, { assignments: ids.map((id) => ({ id, deviceId: device.id })), now: new Date() });
   expect(moved).toHaveLength(count);
   return ids;
 }
@@ -295,8 +295,8 @@ describe('GET /api/v1/device/messages (claim)', () => {
 
     // Device a claims while the lease expires and the messages are assigned to b, as the sweep and dispatcher do.
     const moveToB = async () => {
-      const released = await releaseUnclaimed(api.db, { assignedBefore: new Date(Date.now() + 60_000), maxAssignments: 3, limit: 1000, now: new Date() });
-      await assignMessages(api.db, { assignments: released.map((id) => ({ id, deviceId: b.id })), now: new Date() });
+      const released = await releaseUnclaimed(api.sql, { assignedBefore: new Date(Date.now() + 60_000), maxAssignments: 3, limit: 1000, now: new Date() });
+      await assignMessages(api.sql, { assignments: released.map((id) => ({ id, deviceId: b.id })), now: new Date() });
     };
     const [byA] = await Promise.all([claimIds(a.token, 'limit=100'), moveToB()]);
     const byB = await claimIds(b.token, 'limit=100');
@@ -388,14 +388,14 @@ describe('POST /api/v1/device/reports', () => {
     const device = devices[0]!;
     await startDispatcher();
     const id = await claimedBy(apiKey, device);
-    const sentAt = '2026-11-21T10:30:00.000Z';
-    const deliveredAt = '2026-11-21T10:30:05.250Z';
+    const sentAt = new Date().toISOString();
 
     const sent = await report(device.token, [{ id, status: 'sent', at: sentAt }]);
     expect({ status: sent.statusCode, body: sent.json() }).toEqual({ status: 202, body: { accepted: 1, rejected: [] } });
     await vi.waitFor(async () => expect((await message(id)).state).toBe('sent'), { timeout: 15_000 });
     expect((await message(id)).sentAt?.toISOString()).toBe(sentAt);
 
+    const deliveredAt = new Date().toISOString();
     const delivered = await report(device.token, [{ id, status: 'delivered', at: deliveredAt }]);
     expect(delivered.statusCode).toBe(202);
     await vi.waitFor(async () => expect((await message(id)).state).toBe('delivered'), { timeout: 15_000 });
@@ -493,13 +493,45 @@ describe('POST /api/v1/device/reports', () => {
     expect((await message(strangersMessage)).state).toBe('sending');
   });
 
+  it("keeps a report's time between the claim and its arrival, whatever the phone's clock says", async () => {
+    const { apiKey, devices } = await userWithDevices(1);
+    const device = devices[0]!;
+    await startDispatcher();
+    const early = await claimedBy(apiKey, device);
+    const late = await claimedBy(apiKey, device);
+    const before = Date.now();
+    await report(device.token, [
+      { id: early, status: 'sent', at: '2000-01-01T00:00:00.000Z' },
+      { id: late, status: 'sent', at: '2099-01-01T00:00:00.000Z' },
+    ]);
+    await vi.waitFor(async () => expect((await message(late)).state).toBe('sent'), { timeout: 15_000 });
+    await vi.waitFor(async () => expect((await message(early)).state).toBe('sent'), { timeout: 15_000 });
+    const earlyRow = await api.db.message.findUniqueOrThrow({ where: { id: early } });
+    expect(earlyRow.sentAt?.getTime()).toBe(earlyRow.sendingAt?.getTime());
+    const lateSentAt = (await message(late)).sentAt!.getTime();
+    expect(lateSentAt).toBeGreaterThanOrEqual(before);
+    expect(lateSentAt).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('refuses to fail a message the device was assigned but never claimed', async () => {
+    const { apiKey, devices } = await userWithDevices(1);
+    const device = devices[0]!;
+    await startDispatcher();
+    const res = await send(api.app, apiKey, { recipients: ['+15557770001'], body: 'not claimed yet' });
+    const id = res.json().message_ids[0] as string;
+    await vi.waitFor(async () => expect((await message(id)).state).toBe('assigned'), { timeout: 15_000 });
+    const now = new Date();
+    expect(await applyReports(api.sql, { deviceId: device.id, status: 'failed', reports: [{ id, at: now, error: 'made up' }], now })).toEqual([]);
+    expect((await message(id)).state).toBe('assigned');
+  });
+
   it("fails the message with the device's error, or a default sentence without one", async () => {
     const { apiKey, devices } = await userWithDevices(1);
     const device = devices[0]!;
     await startDispatcher();
     const withError = await claimedBy(apiKey, device);
     const withoutError = await claimedBy(apiKey, device);
-    const at = '2026-11-21T10:31:00.000Z';
+    const at = new Date().toISOString();
 
     await report(device.token, [
       { id: withError, status: 'failed', error: 'SIM card has no credit', at },

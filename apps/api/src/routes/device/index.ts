@@ -63,7 +63,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const stopListening = app.wakeups.listen(device.id, wakeup);
       const heartbeat = setInterval(() => {
         res.write(': heartbeat\n\n');
-        markDeviceSeen(app.db, device, new Date()).catch((error: unknown) => request.log.warn({ err: error }, 'mark seen failed'));
+        markDeviceSeen(app.sql, device, new Date()).catch((error: unknown) => request.log.warn({ err: error }, 'mark seen failed'));
       }, app.config.DEVICE_HEARTBEAT_SECONDS * 1000);
       const close = () => {
         if (!streams.delete(close)) return;
@@ -98,7 +98,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
         for (;;) {
           // A client that left gets nothing claimed: a claimed message is never handed out again.
           if (gone.signal.aborted || !device.enabled) return { messages: [] };
-          const claimed = await claimMessages(app.db, { deviceId: device.id, limit, now: new Date() });
+          const claimed = await claimMessages(app.sql, { deviceId: device.id, limit, now: new Date() });
           if (claimed.length > 0 || !waiter || Date.now() >= deadline) {
             return {
               messages: claimed.map((m) => ({ id: m.id, to: m.to, message: m.body, created_at: m.createdAt.toISOString() })),
@@ -126,7 +126,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { device } = request;
       const { reports } = request.body;
       const wellFormed = reports.filter((r) => isUuid(r.id)).map((r) => r.id.toLowerCase());
-      const own = await messagesOfDevice(app.db, { deviceId: device.id, ids: [...new Set(wellFormed)] });
+      const own = await messagesOfDevice(app.sql, { deviceId: device.id, ids: [...new Set(wellFormed)] });
       const accepted = reports.filter((r) => own.has(r.id.toLowerCase())).map((r) => ({ ...r, id: r.id.toLowerCase() }));
       const rejected = reports
         .filter((r) => !own.has(r.id.toLowerCase()))

@@ -1,0 +1,6 @@
+// The statements that run on a plain node-postgres pool, without loading Prisma (the dispatcher).
+export * from './device-protocol.ts';
+export * from './dispatch.ts';
+export * from './leases.ts';
+export * from './secrets.ts';
+export * from './sql.ts';
