@@ -7,7 +7,7 @@ COPY prisma ./prisma
 COPY scripts ./scripts
 COPY packages ./packages
 COPY apps ./apps
-RUN pnpm install --frozen-lockfile
+RUN pnpm install --frozen-lockfile && pnpm build
 USER node
 ENV HOST=0.0.0.0
-CMD ["pnpm", "start:api"]
+CMD ["node", "--enable-source-maps", "dist/api.mjs"]

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ApiConfigSchema, loadConfig } from '@smsgw/config';
 import {
@@ -31,8 +31,11 @@ const deviceToken = demoDevice
 await db.$disconnect();
 
 const children: ChildProcess[] = [];
-function run(name: string, script: string, extraEnv: Record<string, string> = {}): void {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
+function run(name: string, extraEnv: Record<string, string> = {}): void {
+  const child = spawn(process.execPath, ['--enable-source-maps', `dist/${name}.mjs`], {
+    env: { ...env, ...extraEnv },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       console.error(`${name} exited (${signal ?? code}); stopping`);
@@ -62,10 +65,11 @@ process.once('SIGINT', () => stop(0));
 process.once('SIGTERM', () => stop(0));
 
 const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
-run('api', 'apps/api/src/server.ts');
-run('dispatcher', 'apps/dispatcher/src/main.ts');
+execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+run('api');
+run('dispatcher');
 await waitUntilUp(`${base}/health`);
-run('device-sim', 'apps/device-sim/src/main.ts', { SMSGW_URL: base, DEVICE_TOKEN: deviceToken ?? '' });
+run('device-sim', { SMSGW_URL: base, DEVICE_TOKEN: deviceToken ?? '' });
 console.log(`
 smsgw is starting on ${base} (API docs: ${base}/docs)
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -9,19 +9,20 @@ import { fileURLToPath } from 'node:url';
  * end-to-end tests and the end-to-end benchmark.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = {
-  api: 'apps/api/src/server.ts',
-  dispatcher: 'apps/dispatcher/src/main.ts',
-  'device-sim': 'apps/device-sim/src/main.ts',
-} as const;
-export type ProcessKind = keyof typeof ENTRY;
+export type ProcessKind = 'api' | 'dispatcher' | 'device-sim';
+
+/** Bundles the processes (scripts/build.mjs), as `pnpm start` runs them. */
+export function buildProcesses(): void {
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' });
+}
 
 export interface ClusterOptions {
   databaseUrl: string;
   queuePrefix: string;
   dispatchers: number;
+  /** The simulated phones, all in one device-sim process. */
   deviceTokens: string[];
-  /** One `<n>.jsonl` per simulated device, each line a message it sent. */
+  /** Where the simulators write `sent.jsonl`, a line per message sent. */
   logDir: string;
   env?: Record<string, string>;
   simEnv?: Record<string, string>;
@@ -68,7 +69,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const order: string[] = [];
 
   function start(name: string, kind: ProcessKind, extra: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[kind]], {
+    const child = spawn(process.execPath, ['--enable-source-maps', `dist/${kind}.mjs`], {
       cwd: ROOT,
       env: { ...env, ...extra },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -81,14 +82,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   start('api', 'api');
   await waitForHealth(`${baseUrl}/health`, processes.get('api')!);
   for (let i = 0; i < options.dispatchers; i++) start(`dispatcher-${i}`, 'dispatcher');
-  options.deviceTokens.forEach((token, i) =>
-    start(`device-${i}`, 'device-sim', {
-      SMSGW_URL: baseUrl,
-      DEVICE_TOKEN: token,
-      SIM_LOG_FILE: join(options.logDir, `${i}.jsonl`),
-      ...options.simEnv,
-    }),
-  );
+  start('devices', 'device-sim', {
+    SMSGW_URL: baseUrl,
+    DEVICE_TOKEN: options.deviceTokens.join(','),
+    SIM_LOG_FILE: join(options.logDir, 'sent.jsonl'),
+    ...options.simEnv,
+  });
 
   return {
     baseUrl,
@@ -122,11 +121,7 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_00
 }
 
 /** Every message id the simulated devices recorded as sent, with repeats. */
-export async function sentIds(logDir: string, devices: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < devices; i++) {
-    const text = await readFile(join(logDir, `${i}.jsonl`), 'utf8').catch(() => '');
-    for (const line of text.split('\n')) if (line) ids.push((JSON.parse(line) as { id: string }).id);
-  }
-  return ids;
+export async function sentIds(logDir: string): Promise<string[]> {
+  const text = await readFile(join(logDir, 'sent.jsonl'), 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { id: string }).id);
 }

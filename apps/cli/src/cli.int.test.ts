@@ -7,7 +7,6 @@ import { authenticateApiKey, createDb, type Db } from '@smsgw/db';
 import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const TSX = `${ROOT}node_modules/.bin/tsx`;
 const run = promisify(execFile);
 
 let database: TestDatabase;
@@ -30,7 +29,8 @@ interface CliResult {
 /** Runs `smsgw <args>` as the operator would, against this file's database. */
 async function smsgw(...args: string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(TSX, ['apps/cli/src/main.ts', ...args], {
+    // The bundle that `pnpm smsgw` runs (built by the global setup).
+    const { stdout, stderr } = await run(process.execPath, ['dist/cli.mjs', ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: database.url },
     });
@@ -103,7 +103,7 @@ describe('smsgw user create', () => {
   });
 });
 
-describe('smsgw key create', () => {
+describe.concurrent('smsgw key create', () => {
   it('creates another API key of the user and prints {api_key, key_id}', async () => {
     const { user_id, api_key: first } = await cliUser();
     const result = await smsgw('key', 'create', '--user', user_id, '--name', 'deploys');
@@ -135,7 +135,7 @@ describe('smsgw key create', () => {
   });
 });
 
-describe('smsgw device create', () => {
+describe.concurrent('smsgw device create', () => {
   it('registers a device of the user and prints {device_id, device_token}', async () => {
     const { user_id } = await cliUser();
     const result = await smsgw('device', 'create', '--user', user_id, '--name', 'Pixel 8');
@@ -163,7 +163,7 @@ describe('smsgw device create', () => {
   });
 });
 
-describe('smsgw quota set', () => {
+describe.concurrent('smsgw quota set', () => {
   it("changes the user's monthly limit and prints {user_id, limit}", async () => {
     const { user_id } = await cliUser(50);
     const result = await smsgw('quota', 'set', '--user', user_id, '--limit', '75');
@@ -195,7 +195,7 @@ describe('smsgw quota set', () => {
   });
 });
 
-describe('smsgw usage', () => {
+describe.concurrent('smsgw usage', () => {
   it('exits 2 with the usage on stderr for an unknown command', async () => {
     const result = await smsgw('user', 'destroy');
     expect(result.code).toBe(2);

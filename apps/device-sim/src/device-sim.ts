@@ -66,6 +66,7 @@ export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Prom
       return;
     }
     sent.push(message.id);
+    // One write per line on an O_APPEND file: lines of several phones in one file never interleave.
     sentLog?.write(`${JSON.stringify({ id: message.id, to: message.to, at: now })}\n`);
     pendingReports.push({ id: message.id, status: 'sent', at: now });
     if (config.SIM_DELIVER_MS === 0) deliver(message.id);

@@ -75,7 +75,10 @@ export type DispatcherConfig = Static<typeof DispatcherConfigSchema>;
 
 export const DeviceSimConfigSchema = Type.Object({
   SMSGW_URL: Type.String({ default: 'http://127.0.0.1:3000', pattern: '^https?://', description: 'Base URL of the smsgw API.' }),
-  DEVICE_TOKEN: Type.String({ pattern: '^smsgw_dt_', description: 'The device token from device registration. Required.' }),
+  DEVICE_TOKEN: Type.String({
+    pattern: '^smsgw_dt_[^,]+(,smsgw_dt_[^,]+)*$',
+    description: 'Device token from device registration, or several separated by commas (one simulated phone each). Required.',
+  }),
   SIM_SEND_MS: Type.Integer({ default: 50, minimum: 0, description: 'Simulated time to send one message.' }),
   SIM_DELIVER_MS: Type.Integer({ default: 200, minimum: 0, description: 'Simulated time from sent to the delivery report.' }),
   SIM_FAILURE_RATE: Type.Number({ default: 0, minimum: 0, maximum: 1, description: 'Share of messages that fail to send.' }),
