@@ -2,11 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { SmsgwClient } from '@smsgw/client';
-import { createApiKey, createDb, createDevice, createUser, ensureDatabase, migrate } from '@smsgw/db';
-import { serverUrl } from '@smsgw/db/testing';
+import { createApiKey, createDb, createDevice, createUser } from '@smsgw/db';
+import { recreateDatabase } from '@smsgw/db/testing';
 import { buildProcesses, sentIds, startCluster } from '../test/support/cluster.ts';
 
 /**
@@ -23,13 +21,7 @@ const TARGET_RATE = 5000;
 const MEMORY_LIMIT_MB = 200;
 
 const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const databaseUrl = serverUrl(baseUrl, 'smsgw_bench_e2e');
-const admin = new pg.Client({ connectionString: serverUrl(baseUrl, 'postgres') });
-await admin.connect();
-await admin.query('DROP DATABASE IF EXISTS smsgw_bench_e2e WITH (FORCE)');
-await admin.end();
-await ensureDatabase(databaseUrl);
-await migrate(databaseUrl);
+const databaseUrl = await recreateDatabase(baseUrl, 'smsgw_bench_e2e');
 
 const db = createDb({ url: databaseUrl, poolSize: 2 });
 const user = await createUser(db, { name: 'bench', monthlyQuota: 1_000_000_000 });

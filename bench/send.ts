@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { buildApp } from '../apps/api/src/app.ts';
+import { buildApp } from '@smsgw/api';
 import { ApiConfigSchema, loadConfig } from '@smsgw/config';
 import { newId, segmentInfo } from '@smsgw/core';
-import { createApiKey, createDevice, createUser, ensureDatabase, insertMessages, migrate } from '@smsgw/db';
-import { serverUrl } from '@smsgw/db/testing';
+import { createApiKey, createDevice, createUser, insertMessages } from '@smsgw/db';
+import { recreateDatabase } from '@smsgw/db/testing';
 import { enqueueDispatch } from '@smsgw/queue';
-import pg from 'pg';
 
 /**
  * `pnpm bench:send`: the time of an HTTP send of 1, 1,000 and 10,000 recipients (median of several
@@ -23,13 +22,7 @@ const WARMUP = 2;
 const TARGET_RATIO = 1.5;
 
 const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const databaseUrl = serverUrl(baseUrl, 'smsgw_bench');
-const admin = new pg.Client({ connectionString: serverUrl(baseUrl, 'postgres') });
-await admin.connect();
-await admin.query('DROP DATABASE IF EXISTS smsgw_bench WITH (FORCE)');
-await admin.end();
-await ensureDatabase(databaseUrl);
-await migrate(databaseUrl);
+const databaseUrl = await recreateDatabase(baseUrl, 'smsgw_bench');
 
 const config = loadConfig(ApiConfigSchema, {
   ...process.env,

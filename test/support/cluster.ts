@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { deletePrefix } from '@smsgw/queue';
 
 /**
  * The real smsgw processes (API, dispatchers, simulated devices) as child processes, for the
@@ -106,6 +108,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         child.kill('SIGTERM');
         await exited(child);
       }
+      const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+      await deletePrefix(redis, options.queuePrefix);
+      redis.disconnect();
     },
   };
 }

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDevice, deleteDevice } from '@smsgw/db';
 import { enqueueDispatch, roundRobinKey } from '@smsgw/queue';
-import { createTestUser, send, startTestApi, type TestApi } from '@smsgw/api/testing';
+import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import type { Dispatcher } from './dispatcher.ts';
 import { startTestDispatcher } from './testing/test-dispatcher.ts';
 
@@ -23,12 +22,6 @@ async function startDispatcher(env: Record<string, string> = {}): Promise<Dispat
   const dispatcher = await startTestDispatcher(api, env);
   running.push(dispatcher);
   return dispatcher;
-}
-
-const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
-let phoneSeq = 0;
-function phone(): string {
-  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
 }
 
 /** A user with an API key and `n` available devices, each with its token, in the round-robin order (by id). */

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { ApiConfigSchema, loadConfig, type ApiConfig } from '@smsgw/config';
 import { createApiKey, createDevice, createUser, type Db, type Sql, type UserRow } from '@smsgw/db';
 import { createTestDatabase } from '@smsgw/db/testing';
-import type { DispatchQueue } from '@smsgw/queue';
+import { deletePrefix, type DispatchQueue } from '@smsgw/queue';
 import { buildApp } from '../app.ts';
 
 export interface TestApi {
@@ -41,27 +40,25 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
     config,
     databaseUrl: database.url,
     async close() {
-      await deleteKeys(app.redis, config.QUEUE_PREFIX);
+      await deletePrefix(app.redis, config.QUEUE_PREFIX);
       await app.close();
       await database.drop();
     },
   };
 }
 
-/** Removes every Redis key of a test's prefix (queues, schedulers, cursors). */
-export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== '0');
+export interface TestDevice {
+  id: string;
+  token: string;
 }
 
 export interface TestUser {
   user: UserRow;
+  userId: string;
   apiKey: string;
+  /** The first device, if any. */
   deviceId: string | undefined;
+  devices: TestDevice[];
 }
 
 /** A user with an API key and, unless `devices: 0`, one available device. Names are random. */
@@ -71,12 +68,27 @@ export async function createTestUser(
 ): Promise<TestUser> {
   const user = await createUser(db, { name: `user-${randomBytes(4).toString('hex')}`, monthlyQuota: options.monthlyQuota ?? null });
   const { key } = await createApiKey(db, { userId: user.id, name: 'test' });
-  let deviceId: string | undefined;
+  const devices: TestDevice[] = [];
   for (let i = 0; i < (options.devices ?? 1); i++) {
-    const { device } = await createDevice(db, { userId: user.id, name: `phone-${i}` });
-    deviceId ??= device.id;
+    const { device, token } = await createDevice(db, { userId: user.id, name: `phone-${i}` });
+    devices.push({ id: device.id, token });
   }
-  return { user, apiKey: key, deviceId };
+  return { user, userId: user.id, apiKey: key, deviceId: devices[0]?.id, devices };
+}
+
+// A random run prefix and a counter: distinct numbers across the test files of one run.
+const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
+let phoneSeq = 0;
+
+/** A distinct valid E.164 number on every call. */
+export function uniquePhone(): string {
+  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
+}
+
+/** Jobs of every state in a queue. */
+export async function countJobs(queue: DispatchQueue): Promise<number> {
+  const counts = await queue.getJobCounts();
+  return Object.values(counts).reduce((sum, n) => sum + n, 0);
 }
 
 /** `POST /api/sms/send` through inject. */

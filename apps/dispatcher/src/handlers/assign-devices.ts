@@ -41,6 +41,7 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
   const assigned = await assignMessages(sql, { assignments, now });
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
 
+  deps.log.debug({ batch: messageIds.length, assigned: assigned.length }, 'assign batch');
   const assignedIds = new Set(assigned.map((a) => a.id));
   const chosenIds = new Set(assignments.map((a) => a.id));
   return messageIds.map((id) => {

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeviceSimConfigSchema, DispatcherConfigSchema, loadConfig, type DispatcherConfig } from '@smsgw/config';
-import { applyReports, assignMessages, claimMessages, createDevice } from '@smsgw/db';
-import { createTestUser, send, startTestApi, type TestApi } from '@smsgw/api/testing';
+import { applyReports, assignMessages, claimMessages } from '@smsgw/db';
+import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import { startDeviceSim } from '@smsgw/device-sim';
 import { startTestDispatcher } from '../testing/test-dispatcher.ts';
 import { sweep } from './sweep.ts';
@@ -40,27 +39,6 @@ function sweepAt(secondsFromNow: number, config = dispatcherConfig()) {
   return sweep({ sql: api.sql, dispatchQueue: api.queue, config, log }, new Date(Date.now() + secondsFromNow * 1000));
 }
 
-const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
-let phoneSeq = 0;
-function phone(): string {
-  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
-}
-
-interface TestDevice {
-  id: string;
-  token: string;
-}
-
-async function userWithDevices(n: number): Promise<{ userId: string; apiKey: string; devices: TestDevice[] }> {
-  const { user, apiKey } = await createTestUser(api.db, { devices: 0 });
-  const devices: TestDevice[] = [];
-  for (let i = 0; i < n; i++) {
-    const { device, token } = await createDevice(api.db, { userId: user.id, name: `phone-${i}` });
-    devices.push({ id: device.id, token });
-  }
-  return { userId: user.id, apiKey, devices };
-}
-
 /** Sends one message through the API; with `dropJob` its dispatch job is removed (no dispatcher runs then). */
 async function sendOne(apiKey: string, options: { deviceId?: string; dropJob?: boolean } = {}): Promise<string> {
   const res = await send(api.app, apiKey, { recipients: [phone()], body: 'lease test', ...(options.deviceId && { device_id: options.deviceId }) });
@@ -92,7 +70,7 @@ async function jobData(id: string): Promise<unknown> {
 
 describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
   it('puts an assigned message not claimed in time back to pending and enqueues its dispatch job again', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, devices[0]!.id);
 
@@ -110,7 +88,7 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
   });
 
   it('moves it to the other device each time (dispatcher running), then fails it after MAX_ASSIGNMENTS with an error saying so', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     started.push(await startTestDispatcher(api));
     const id = await sendOne(apiKey);
 
@@ -138,7 +116,7 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
   });
 
   it('moves it to another device even when the round-robin cursor points back at the device it left', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey } = await createTestUser(api.db, { devices: 2 });
     started.push(await startTestDispatcher(api));
     const waitAssigned = (id: string) =>
       vi.waitFor(async () => expect((await message(id)).state).toBe('assigned'), { timeout: 15_000 }).then(() => message(id));
@@ -158,7 +136,7 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
   });
 
   it('follows the configured lease and limit (ASSIGN_LEASE_SECONDS=5, MAX_ASSIGNMENTS=1)', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const config = dispatcherConfig({ ASSIGN_LEASE_SECONDS: '5', MAX_ASSIGNMENTS: '1' });
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, devices[0]!.id);
@@ -173,7 +151,7 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
   });
 
   it('never moves a message for a named device: it stays assigned to it, however many leases pass', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const named = devices[1]!;
     const id = await sendOne(apiKey, { deviceId: named.id, dropJob: true });
     await assign(id, named.id);
@@ -189,7 +167,7 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
 
 describe('the sending lease (SENDING_LEASE_SECONDS)', () => {
   it('fails a claimed message with no report in time ("did not report") and never enqueues it again', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const device = devices[0]!;
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, device.id);
@@ -217,7 +195,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
   const DAY = 86_400;
 
   it('fails a pending message older than the TTL as expired', async () => {
-    const { apiKey } = await userWithDevices(1);
+    const { apiKey } = await createTestUser(api.db, { devices: 1 });
     const id = await sendOne(apiKey, { dropJob: true });
 
     await sweepAt(DAY - 60);
@@ -231,7 +209,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
   });
 
   it('fails an assigned message older than the TTL as expired, without first handing it back to round-robin', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, devices[0]!.id);
 
@@ -244,7 +222,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
   });
 
   it('expires a message for a named device that never claimed it', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const id = await sendOne(apiKey, { deviceId: devices[0]!.id, dropJob: true });
     await assign(id, devices[0]!.id);
 
@@ -254,7 +232,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
   });
 
   it('leaves sent and delivered messages alone, however old', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const sentId = await sendOne(apiKey, { dropJob: true });
     const deliveredId = await sendOne(apiKey, { dropJob: true });
@@ -274,7 +252,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
 
 describe('the outbox (OUTBOX_AGE_SECONDS)', () => {
   it('enqueues again a pending message whose job was lost, once old enough, and it is then delivered', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const id = await sendOne(apiKey, { dropJob: true });
 
@@ -300,7 +278,7 @@ describe('the outbox (OUTBOX_AGE_SECONDS)', () => {
   });
 
   it('adds no second job for a pending message whose job is still there', async () => {
-    const { apiKey } = await userWithDevices(1);
+    const { apiKey } = await createTestUser(api.db, { devices: 1 });
     const id = await sendOne(apiKey);
     const job = await api.queue.getJob(id);
     expect(job).toBeDefined();

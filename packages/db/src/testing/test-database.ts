@@ -56,3 +56,14 @@ export async function createTestDatabase(baseUrl: string, template: string): Pro
     drop: () => withAdmin(baseUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)).then(() => undefined),
   };
 }
+
+/** Drops and recreates a named database on the server of `baseUrl`, migrated; for benchmarks. */
+export async function recreateDatabase(baseUrl: string, name: string): Promise<string> {
+  await withAdmin(baseUrl, async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${quoteIdent(name)}`);
+  });
+  const url = serverUrl(baseUrl, name);
+  await migrate(url);
+  return url;
+}

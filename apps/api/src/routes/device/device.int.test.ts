@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { applyReports, assignMessages, createDevice, deleteDevice, releaseUnclaimed } from '@smsgw/db';
+import { applyReports, assignMessages, deleteDevice, releaseUnclaimed } from '@smsgw/db';
 import { wakeupChannel } from '@smsgw/queue';
 // The typed client and the dispatcher are other workspace packages; tests reach them by path.
 import { DeviceClient } from '@smsgw/client';
 import type { Dispatcher } from '@smsgw/dispatcher';
 import { startTestDispatcher } from '@smsgw/dispatcher/testing';
-import { createTestUser, send, startTestApi, type TestApi } from '../../testing/test-api.ts';
+import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi, type TestDevice } from '../../testing/test-api.ts';
 
 let api: TestApi;
 const dispatchers: Dispatcher[] = [];
@@ -39,28 +39,6 @@ async function listening(): Promise<string> {
     baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
   }
   return baseUrl;
-}
-
-const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
-let phoneSeq = 0;
-function phone(): string {
-  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
-}
-
-interface TestDevice {
-  id: string;
-  token: string;
-}
-
-/** A user with an API key and `n` available devices with their tokens. */
-async function userWithDevices(n: number): Promise<{ userId: string; apiKey: string; devices: TestDevice[] }> {
-  const { user, apiKey } = await createTestUser(api.db, { devices: 0 });
-  const devices: TestDevice[] = [];
-  for (let i = 0; i < n; i++) {
-    const { device, token } = await createDevice(api.db, { userId: user.id, name: `phone-${i}` });
-    devices.push({ id: device.id, token });
-  }
-  return { userId: user.id, apiKey, devices };
 }
 
 /**
@@ -147,7 +125,7 @@ describe('device authentication', () => {
   });
 
   it('refuses a device token on the user API with 401', async () => {
-    const { devices } = await userWithDevices(1);
+    const { devices } = await createTestUser(api.db, { devices: 1 });
     const { token } = devices[0]!;
     const attempts = [
       api.app.inject({ method: 'GET', url: '/api/v1/sms', headers: { authorization: `Bearer ${token}` } }),
@@ -161,7 +139,7 @@ describe('device authentication', () => {
   });
 
   it("refuses a deleted device's token with 401", async () => {
-    const { userId, devices } = await userWithDevices(1);
+    const { userId, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     expect((await asDevice(device.token, 'POST', '/api/v1/device/heartbeat')).statusCode).toBe(200);
 
@@ -173,7 +151,7 @@ describe('device authentication', () => {
   });
 
   it('lets a disabled device claim nothing: its assigned messages stay assigned', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const ids = await assignedTo(apiKey, device, 2);
     await api.db.device.update({ where: { id: device.id }, data: { enabled: false } });
@@ -185,7 +163,7 @@ describe('device authentication', () => {
 
 describe('GET /api/v1/device/messages (claim)', () => {
   it('moves assigned messages to sending and returns exactly {messages: [{id, to, message, created_at}]}', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const ids = await assignedTo(apiKey, device, 3);
     const rows = await Promise.all(ids.map(message));
@@ -207,7 +185,7 @@ describe('GET /api/v1/device/messages (claim)', () => {
   });
 
   it('claims at most 50 by default and at most `limit`, and never returns a message twice', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const ids = await assignedTo(apiKey, device, 60);
 
@@ -228,7 +206,7 @@ describe('GET /api/v1/device/messages (claim)', () => {
     ['wait=61', 'wait'],
     ['wait=-1', 'wait'],
   ])('refuses %s with 400 invalid_request naming the field, and claims nothing', async (query, field) => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const [id] = await assignedTo(apiKey, device, 1);
 
@@ -240,13 +218,13 @@ describe('GET /api/v1/device/messages (claim)', () => {
   });
 
   it('accepts limit=500', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const ids = await assignedTo(apiKey, devices[0]!, 2);
     expect((await claimIds(devices[0]!.token, 'limit=500')).sort()).toEqual([...ids].sort());
   });
 
   it('returns only messages assigned to this device: not pending ones, not those of another device', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const [mine, other] = devices as [TestDevice, TestDevice];
     const pending = await send(api.app, apiKey, { recipients: [phone()], body: 'not yet assigned', device_id: mine.id });
     expect(pending.statusCode).toBe(200);
@@ -259,7 +237,7 @@ describe('GET /api/v1/device/messages (claim)', () => {
   });
 
   it('never hands one message to two concurrent claims of the same device', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const ids = await assignedTo(apiKey, device, 200);
 
@@ -272,7 +250,7 @@ describe('GET /api/v1/device/messages (claim)', () => {
   });
 
   it('never hands one message to two devices claiming at once', async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const [a, b] = devices as [TestDevice, TestDevice];
     const ofA = await assignedTo(apiKey, a, 100);
     const ofB = await assignedTo(apiKey, b, 100);
@@ -287,7 +265,7 @@ describe('GET /api/v1/device/messages (claim)', () => {
   });
 
   it('hands a message either to the device it was assigned to or, after its lease moved it, to the next one, never both', async () => {
-    const { userId, apiKey, devices } = await userWithDevices(2);
+    const { userId, apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const [a, b] = devices as [TestDevice, TestDevice];
     const ids = await assignedTo(apiKey, a, 100);
     // Round-robin messages, so that the lease may move them (the test named them to pass the send).
@@ -310,7 +288,7 @@ describe('GET /api/v1/device/messages (claim)', () => {
 
 describe('long-poll', () => {
   it('waits with nothing assigned and returns as soon as a message is assigned', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const before = listeners();
@@ -335,7 +313,7 @@ describe('long-poll', () => {
   });
 
   it('answers at once when a message is already assigned, whatever the wait', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const ids = await assignedTo(apiKey, devices[0]!, 1);
     const started = Date.now();
     expect(await claimIds(devices[0]!.token, 'wait=10')).toEqual(ids);
@@ -343,7 +321,7 @@ describe('long-poll', () => {
   });
 
   it('returns an empty list after about `wait` seconds when nothing is assigned (wait=1)', async () => {
-    const { devices } = await userWithDevices(1);
+    const { devices } = await createTestUser(api.db, { devices: 1 });
     const started = Date.now();
     const res = await claim(devices[0]!.token, 'wait=1');
     const elapsed = Date.now() - started;
@@ -354,7 +332,7 @@ describe('long-poll', () => {
   });
 
   it('claims nothing for a client that left: a message assigned afterwards stays for the next claim', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const client = new DeviceClient(await listening(), device.token);
     const before = listeners();
@@ -384,7 +362,7 @@ describe('POST /api/v1/device/reports', () => {
   }
 
   it('applies sent then delivered: sent_at and delivered_at from the reports, one event each', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const id = await claimedBy(apiKey, device);
@@ -411,7 +389,7 @@ describe('POST /api/v1/device/reports', () => {
   });
 
   it('applies sent and delivered of one message given in one batch', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const id = await claimedBy(apiKey, device);
@@ -425,7 +403,7 @@ describe('POST /api/v1/device/reports', () => {
   });
 
   it('changes nothing on a duplicate or backward report after delivered (state, times, updated_at, events)', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const id = await claimedBy(apiKey, device);
@@ -448,7 +426,7 @@ describe('POST /api/v1/device/reports', () => {
   });
 
   it('changes nothing on a second `sent`', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const id = await claimedBy(apiKey, device);
@@ -464,9 +442,9 @@ describe('POST /api/v1/device/reports', () => {
   });
 
   it("lists another device's message and malformed or unknown ids in `rejected`, and accepts the rest of the batch", async () => {
-    const { apiKey, devices } = await userWithDevices(2);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const [mine, other] = devices as [TestDevice, TestDevice];
-    const stranger = await userWithDevices(1);
+    const stranger = await createTestUser(api.db, { devices: 1 });
     await startDispatcher();
     const own = await claimedBy(apiKey, mine);
     const othersMessage = await claimedBy(apiKey, other);
@@ -494,7 +472,7 @@ describe('POST /api/v1/device/reports', () => {
   });
 
   it("keeps a report's time between the claim and its arrival, whatever the phone's clock says", async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const early = await claimedBy(apiKey, device);
@@ -514,7 +492,7 @@ describe('POST /api/v1/device/reports', () => {
   });
 
   it('refuses to fail a message the device was assigned but never claimed', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const res = await send(api.app, apiKey, { recipients: ['+15557770001'], body: 'not claimed yet' });
@@ -526,7 +504,7 @@ describe('POST /api/v1/device/reports', () => {
   });
 
   it("fails the message with the device's error, or a default sentence without one", async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const withError = await claimedBy(apiKey, device);
@@ -553,7 +531,7 @@ describe('POST /api/v1/device/reports', () => {
     ['a bad `at`', { reports: [{ id: randomUUID(), status: 'sent', at: 'yesterday' }] }],
     ['501 reports', { reports: Array.from({ length: 501 }, () => ({ id: randomUUID(), status: 'sent' })) }],
   ])('refuses %s with 400 invalid_request', async (_, payload) => {
-    const { devices } = await userWithDevices(1);
+    const { devices } = await createTestUser(api.db, { devices: 1 });
     const res = await asDevice(devices[0]!.token, 'POST', '/api/v1/device/reports', payload);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: 'invalid_request' });
@@ -562,7 +540,7 @@ describe('POST /api/v1/device/reports', () => {
 
 describe('POST /api/v1/device/heartbeat', () => {
   it('answers 200 with the server time and makes a stale device available again', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const stale = new Date(Date.now() - 2 * api.config.DEVICE_AVAILABLE_SECONDS * 1000);
     await api.db.device.update({ where: { id: device.id }, data: { lastSeenAt: stale } });
@@ -582,7 +560,7 @@ describe('POST /api/v1/device/heartbeat', () => {
 
 describe('GET /api/v1/device/events', () => {
   it('sends a wakeup at once on connect and another when a message is assigned to the device', async () => {
-    const { apiKey, devices } = await userWithDevices(1);
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await startDispatcher();
     const client = new DeviceClient(await listening(), device.token);
@@ -603,7 +581,7 @@ describe('GET /api/v1/device/events', () => {
   });
 
   it('counts an open stream as the device being seen', async () => {
-    const { devices } = await userWithDevices(1);
+    const { devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     await api.db.device.update({ where: { id: device.id }, data: { lastSeenAt: new Date(Date.now() - 3600_000) } });
     const client = new DeviceClient(await listening(), device.token);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevice } from '@smsgw/db';
-import { createTestUser, send, startTestApi, type TestApi } from '../../testing/test-api.ts';
+import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -10,12 +10,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
 });
-
-const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
-let phoneSeq = 0;
-function phone(): string {
-  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
-}
 
 function newKey(): string {
   return `key-${randomBytes(12).toString('hex')}`;

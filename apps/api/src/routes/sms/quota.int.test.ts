@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestUser, send, startTestApi, type TestApi } from '../../testing/test-api.ts';
+import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 // A small default, so that tests can reach it and tell it apart from a user's own limit.
 const DEFAULT_QUOTA = 10;
@@ -13,11 +12,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
-let phoneSeq = 0;
-function phone(): string {
-  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
-}
 const phones = (n: number) => Array.from({ length: n }, phone);
 
 /** The current calendar month in UTC, computed here rather than by the code under test. */

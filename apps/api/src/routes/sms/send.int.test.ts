@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestUser, send, startTestApi, type TestApi } from '../../testing/test-api.ts';
+import { createTestUser, send, startTestApi, uniquePhone as phone, countJobs, type TestApi } from '../../testing/test-api.ts';
 
 // MAX_RECIPIENTS is small so that too_many_recipients can be reached with a handful of numbers.
 const MAX_RECIPIENTS = 3;
@@ -13,26 +13,13 @@ afterAll(async () => {
   await api?.close();
 });
 
-// A random run prefix and a counter: every call gives a distinct valid E.164 number.
-const phoneRun = String(100 + (randomBytes(2).readUInt16BE(0) % 900));
-let phoneSeq = 0;
-function phone(): string {
-  return `+1${phoneRun}${String(++phoneSeq).padStart(7, '0')}`;
-}
-
-/** Jobs of every kind in this file's queue (no worker runs, so they stay waiting). */
-async function jobCount(): Promise<number> {
-  const counts = await api.queue.getJobCounts();
-  return Object.values(counts).reduce((sum, n) => sum + n, 0);
-}
-
 /** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
 async function footprint(userId: string) {
   const [messages, batches, quota, jobs] = await Promise.all([
     api.db.message.count({ where: { userId } }),
     api.db.batch.count({ where: { userId } }),
     api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
-    jobCount(),
+    countJobs(api.queue),
   ]);
   return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
 }
@@ -86,7 +73,7 @@ describe('POST /api/sms/send accepts', () => {
   it('answers exactly {message_ids, recipients_count, status, batch_id} and stores a batch row counting the recipients', async () => {
     const { apiKey, userId } = await userWithDevice();
     const recipients = [phone(), phone(), phone()];
-    const jobsBefore = await jobCount();
+    const jobsBefore = await countJobs(api.queue);
 
     const res = await send(api.app, apiKey, { recipients, body: 'batch of three' });
 
@@ -101,7 +88,7 @@ describe('POST /api/sms/send accepts', () => {
     const rows = await api.db.message.findMany({ where: { userId } });
     expect(rows.map((r) => r.id).sort()).toEqual([...body.message_ids].sort());
     expect(rows.map((r) => r.to).sort()).toEqual([...recipients].sort());
-    expect(await jobCount()).toBe(jobsBefore + 3);
+    expect(await countJobs(api.queue)).toBe(jobsBefore + 3);
   });
 
   it('omits batch_id (absent, not null) for one recipient, stores no batch, and enqueues one job with {messageId}', async () => {
@@ -266,10 +253,10 @@ describe('POST /api/sms/send refuses, changing nothing', () => {
   });
 
   it('401 unauthorized without credentials', async () => {
-    const before = { messages: await api.db.message.count(), jobs: await jobCount() };
+    const before = { messages: await api.db.message.count(), jobs: await countJobs(api.queue) };
     const res = await api.app.inject({ method: 'POST', url: '/api/sms/send', payload: { recipients: [phone()], body: 'hi' } });
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
-    expect({ messages: await api.db.message.count(), jobs: await jobCount() }).toEqual(before);
+    expect({ messages: await api.db.message.count(), jobs: await countJobs(api.queue) }).toEqual(before);
   });
 
   it.each([
@@ -278,10 +265,10 @@ describe('POST /api/sms/send refuses, changing nothing', () => {
     ['a forged JWT', { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' }],
     ['an empty X-API-Key', { 'x-api-key': '' }],
   ])('401 unauthorized with %s', async (_name, headers) => {
-    const before = { messages: await api.db.message.count(), jobs: await jobCount() };
+    const before = { messages: await api.db.message.count(), jobs: await countJobs(api.queue) };
     const res = await api.app.inject({ method: 'POST', url: '/api/sms/send', headers, payload: { recipients: [phone()], body: 'hi' } });
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
-    expect({ messages: await api.db.message.count(), jobs: await jobCount() }).toEqual(before);
+    expect({ messages: await api.db.message.count(), jobs: await countJobs(api.queue) }).toEqual(before);
   });
 
   it('401 unauthorized with a revoked API key', async () => {
