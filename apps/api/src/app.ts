@@ -10,6 +10,9 @@ import { validatorCompiler } from './plugins/validation.ts';
 import { deviceAuth } from './plugins/device-auth.ts';
 import { wakeups } from './plugins/wakeups.ts';
 import deviceProtocolRoutes from './routes/device/index.ts';
+import contactRoutes from './routes/contacts.ts';
+import groupRoutes from './routes/groups.ts';
+import templateRoutes from './routes/templates.ts';
 import apiKeyRoutes from './routes/api-keys.ts';
 import authRoutes from './routes/auth.ts';
 import deviceRoutes from './routes/devices.ts';
@@ -56,6 +59,9 @@ export async function buildApp({ config, logger }: BuildAppOptions): Promise<Fas
   await app.register(apiKeyRoutes);
   await app.register(deviceRoutes);
   await app.register(quotaRoutes);
+  await app.register(contactRoutes);
+  await app.register(groupRoutes);
+  await app.register(templateRoutes);
   await app.register(smsRoutes);
   await app.register(deviceProtocolRoutes);
 

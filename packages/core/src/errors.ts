@@ -3,6 +3,12 @@
  * Domain code throws `AppError(code)`; the API's error handler turns it into `{error, message}`.
  */
 export const ERRORS = {
+  /** A send-template request whose template does not exist (spec 7: a body with only `message`). */
+  template_not_found: { status: 400, message: 'Template not found.', messageOnly: true },
+  /** A send-template request naming another user's template (spec 7: only `message`). */
+  template_not_owned: { status: 400, message: 'Template does not belong to user.', messageOnly: true },
+  /** A custom variable of the template is absent from `variables` (spec 7: only `message`). */
+  missing_variable: { status: 400, message: 'Missing variable.', messageOnly: true },
   /** The request's shape is wrong: a missing or unknown field, a wrong type, a bad query value. */
   invalid_request: { status: 400, message: 'The request is not valid.' },
   /** A recipient is not an E.164 number (`^\+[1-9]\d{1,14}$`). */
@@ -13,6 +19,8 @@ export const ERRORS = {
   group_not_found: { status: 400, message: 'Group not found.' },
   /** A named device that does not exist, belongs to another user or is disabled. */
   device_not_found: { status: 400, message: 'Device not found or not enabled.' },
+  /** A contact id in a request that is not one of the caller's contacts. */
+  contact_not_found: { status: 400, message: 'Contact not found.' },
   /** Missing or invalid credentials. */
   unauthorized: { status: 401, message: 'Authentication required' },
   /** The monthly quota cannot cover every message of the request. */
@@ -21,6 +29,8 @@ export const ERRORS = {
   forbidden: { status: 403, message: 'This operation requires an API key.' },
   /** A resource that does not exist or that the caller may not see. */
   not_found: { status: 404, message: 'Not found' },
+  /** The caller already has a contact with this phone number. */
+  contact_exists: { status: 409, message: 'A contact with this phone number already exists.' },
   /** The Idempotency-Key is still being processed by an earlier request. */
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
   /** The request body is larger than the server accepts. */
@@ -37,7 +47,7 @@ export const ERRORS = {
   service_unavailable: { status: 503, message: 'The service cannot take this request right now; retry later.' },
   /** No device of the user is available to send. */
   no_devices: { status: 503, message: 'No devices available to send messages' },
-} as const satisfies Record<string, { status: number; message: string }>;
+} as const satisfies Record<string, { status: number; message: string; messageOnly?: true }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -52,9 +62,9 @@ export class AppError extends Error {
     this.status = ERRORS[code].status;
   }
 
-  /** The response body: `{error, message}`. */
+  /** The response body: `{error, message}`, or `{message}` for the spec's send-template errors. */
   body(): Record<string, string> {
-    return { error: this.code, message: this.message };
+    return 'messageOnly' in ERRORS[this.code] ? { message: this.message } : { error: this.code, message: this.message };
   }
 }
 

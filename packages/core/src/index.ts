@@ -6,3 +6,4 @@ export * from './segments.ts';
 export * from './status.ts';
 export * from './text.ts';
 export * from './message-record.ts';
+export * from './template.ts';

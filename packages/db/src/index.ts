@@ -12,3 +12,6 @@ export * from './device-protocol.ts';
 export * from './dispatch.ts';
 export * from './leases.ts';
 export * from './sql.ts';
+export * from './contacts.ts';
+export * from './groups.ts';
+export * from './templates.ts';

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 
 /** `{error, message}`: the body of every error (spec section 7). */
 export const ErrorBody = Type.Object({
@@ -16,3 +16,16 @@ export const IdParams = Type.Object({ id: Type.String() }, { additionalPropertie
 
 export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+/** `limit` 1..100 (default 20) and `offset` >= 0, as for messages. */
+export const Pagination = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
+
+export function page<T extends object>(data: T[], total: number, query: { limit: number; offset: number }) {
+  return { data, total, limit: query.limit, offset: query.offset };
+}
+
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });

@@ -5,6 +5,8 @@ import {
   chargeQuota,
   completeIdempotencyKey,
   findDevice,
+  foreignGroupIds,
+  groupMemberPhones,
   hasAvailableDevice,
   insertMessages,
   isAvailable,
@@ -61,9 +63,10 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   const { user } = input;
 
   if (!input.recipients.every(isE164)) throw new AppError('invalid_phone_number');
-  if (input.groupIds.length > 0) throw new AppError('group_not_found', `Group ${input.groupIds[0]} not found.`);
+  const members = await expandGroups(db, user.id, input.groupIds);
 
-  const recipients = [...new Set(input.recipients)];
+  // Listed numbers first, then group members; de-duplicated on the exact E.164 string.
+  const recipients = [...new Set([...input.recipients, ...members])];
   if (recipients.length === 0) {
     throw new AppError('invalid_request', 'No recipients: give at least one phone number in recipients, or groups with members in group_ids.');
   }
@@ -103,6 +106,15 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
     deps.log.warn({ err: error, count: ids.length }, 'enqueue failed; messages left to the outbox sweep');
   }
   return response;
+}
+
+/** The phones of the groups' members, in one query; any group that is not the user's is refused. */
+async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise<string[]> {
+  if (groupIds.length === 0) return [];
+  const malformed = groupIds.find((id) => !isUuid(id));
+  const unknown = malformed ?? (await foreignGroupIds(db, { userId, groupIds: [...new Set(groupIds)] }))[0];
+  if (unknown !== undefined) throw new AppError('group_not_found', `Group ${unknown} not found.`);
+  return groupMemberPhones(db, [...new Set(groupIds)]);
 }
 
 async function checkDevices(deps: SendDeps, userId: string, deviceId: string | undefined): Promise<void> {

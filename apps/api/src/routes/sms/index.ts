@@ -4,7 +4,8 @@ import { findMessage, listMessages } from '@smsgw/db';
 import { ErrorBody, IdParams, authErrors } from '../../schemas/common.ts';
 import { withIdempotencyKey } from '../../services/idempotency.ts';
 import { assertSendableText, sendMessages } from '../../services/send-messages.ts';
-import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse } from './schemas.ts';
+import { loadTemplateForSend, renderForRecipients } from '../../services/render-template.ts';
+import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse, SendTemplateBody, SendTemplateErrorBody } from './schemas.ts';
 
 const sendErrors = { 400: ErrorBody, 402: ErrorBody, 409: ErrorBody, 422: ErrorBody, 503: ErrorBody, ...authErrors };
 
@@ -41,6 +42,38 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         );
       });
     },
+  );
+
+  app.post(
+    '/api/sms/send-template',
+    {
+      schema: {
+        tags: ['sms'],
+        summary: 'Send a template, rendered per recipient, to recipients and/or groups',
+        headers: IdempotencyHeaders,
+        body: SendTemplateBody,
+        response: { 200: SendResponse, ...sendErrors, 400: SendTemplateErrorBody },
+      },
+    },
+    async (request, reply) =>
+      withIdempotencyKey(request, reply, (idempotencyKey) => {
+        const { recipients, template_id, variables = {}, group_ids, device_id } = request.body;
+        const userId = request.auth.user.id;
+        return sendMessages(
+          { db: app.db, dispatchQueue: app.dispatchQueue, config: app.config, log: request.log },
+          {
+            user: request.auth.user,
+            recipients,
+            groupIds: group_ids ?? [],
+            deviceId: device_id,
+            compose: async (to) => {
+              const template = await loadTemplateForSend(app.db, { userId, templateId: template_id, variables });
+              return renderForRecipients(app.db, { userId, template, variables, recipients: to });
+            },
+            idempotencyKey,
+          },
+        );
+      }),
   );
 
   app.get(

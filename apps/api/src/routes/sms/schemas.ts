@@ -17,6 +17,22 @@ export const SendBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const SendTemplateBody = Type.Object(
+  {
+    recipients: Recipients,
+    template_id: Type.String({ description: 'A template of the caller.' }),
+    variables: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: 'Custom variables of the template; `name` is the fallback for recipients who are no contact.' }),
+    ),
+    device_id: Type.Optional(DeviceId),
+    group_ids: Type.Optional(GroupIds),
+  },
+  { additionalProperties: false },
+);
+
+/** Send-template errors of spec section 7 have only `message`; the others `{error, message}`. */
+export const SendTemplateErrorBody = Type.Object({ error: Type.Optional(Type.String()), message: Type.String() });
+
 export const SendResponse = Type.Object({
   message_ids: Type.Array(Type.String()),
   recipients_count: Type.Integer(),
