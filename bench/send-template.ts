@@ -1,9 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { buildApp } from '@smsgw/api';
-import { ApiConfigSchema, loadConfig } from '@smsgw/config';
-import { addGroupMembers, createApiKey, createDevice, createGroup, createTemplate, createUser, importContacts } from '@smsgw/db';
-import { recreateDatabase } from '@smsgw/db/testing';
+import { addGroupMembers, createGroup, createTemplate, importContacts } from '@smsgw/db';
+import { startBenchApi } from './bench-api.ts';
 
 /**
  * `pnpm bench:template`: the HTTP time of a send-template to a group of 10,000 contacts (each
@@ -14,22 +11,10 @@ const MEMBERS = 10_000;
 const RUNS = 7;
 const WARMUP = 2;
 
-const databaseUrl = await recreateDatabase(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres', 'smsgw_bench_template');
-const config = loadConfig(ApiConfigSchema, {
-  ...process.env,
-  DATABASE_URL: databaseUrl,
-  QUEUE_PREFIX: `smsgw-bench-${randomBytes(4).toString('hex')}`,
-  JWT_SECRET: randomBytes(32).toString('base64url'),
-  LOG_LEVEL: 'silent',
-  RATE_LIMIT_PER_MINUTE: '100000',
-});
-const app = await buildApp({ config, logger: false });
-const address = await app.listen({ host: '127.0.0.1', port: 0 });
+const bench = await startBenchApi('smsgw_bench_template');
+const { app, address, user, apiKey: key } = bench;
 const { db } = app;
 
-const user = await createUser(db, { name: 'bench', monthlyQuota: 1_000_000_000 });
-const { key } = await createApiKey(db, { userId: user.id, name: 'bench' });
-await createDevice(db, { userId: user.id, name: 'bench-phone' });
 const contacts = Array.from({ length: MEMBERS }, (_, i) => ({ name: `Contact ${i}`, phone: `+1555${String(i).padStart(7, '0')}` }));
 await importContacts(db, { userId: user.id, contacts });
 const group = await createGroup(db, { userId: user.id, name: 'everyone' });
@@ -50,5 +35,4 @@ for (let i = 0; i < WARMUP + RUNS; i++) {
 }
 times.sort((a, b) => a - b);
 console.log(`send-template to a group of ${MEMBERS} contacts: median ${times[RUNS >> 1]!.toFixed(1)} ms (min ${times[0]!.toFixed(1)}, max ${times.at(-1)!.toFixed(1)}, ${RUNS} runs)`);
-await app.dispatchQueue.obliterate({ force: true });
-await app.close();
+await bench.close();

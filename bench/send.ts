@@ -1,11 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { buildApp } from '@smsgw/api';
-import { ApiConfigSchema, loadConfig } from '@smsgw/config';
 import { newId, segmentInfo } from '@smsgw/core';
-import { createApiKey, createDevice, createUser, insertMessages } from '@smsgw/db';
-import { recreateDatabase } from '@smsgw/db/testing';
+import { insertMessages } from '@smsgw/db';
 import { enqueueDispatch } from '@smsgw/queue';
+import { startBenchApi } from './bench-api.ts';
 
 /**
  * `pnpm bench:send`: the time of an HTTP send of 1, 1,000 and 10,000 recipients (median of several
@@ -21,25 +18,9 @@ const SIZES = [
 const WARMUP = 2;
 const TARGET_RATIO = 1.5;
 
-const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const databaseUrl = await recreateDatabase(baseUrl, 'smsgw_bench');
-
-const config = loadConfig(ApiConfigSchema, {
-  ...process.env,
-  DATABASE_URL: databaseUrl,
-  QUEUE_PREFIX: `smsgw-bench-${randomBytes(4).toString('hex')}`,
-  JWT_SECRET: randomBytes(32).toString('base64url'),
-  LOG_LEVEL: 'silent',
-  PORT: '0',
-  RATE_LIMIT_PER_MINUTE: '100000',
-});
-const app = await buildApp({ config, logger: false });
-const address = await app.listen({ host: '127.0.0.1', port: 0 });
+const bench = await startBenchApi('smsgw_bench');
+const { app, address, user, apiKey: key } = bench;
 const { db, dispatchQueue: queue } = app;
-
-const user = await createUser(db, { name: 'bench', monthlyQuota: 1_000_000_000 });
-const { key } = await createApiKey(db, { userId: user.id, name: 'bench' });
-await createDevice(db, { userId: user.id, name: 'bench-phone' });
 
 let counter = 0;
 function numbers(n: number): string[] {
@@ -111,6 +92,5 @@ for (const { recipients: n, runs } of SIZES) {
   );
 }
 
-await queue.obliterate({ force: true });
-await app.close();
+await bench.close();
 if (failed) process.exitCode = 1;

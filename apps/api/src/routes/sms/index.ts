@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, MessageRecordSchema, isUuid, segmentInfo, statesMatching, toMessageRecord } from '@smsgw/core';
 import { findMessage, listMessages } from '@smsgw/db';
@@ -12,6 +13,7 @@ const sendErrors = { 400: ErrorBody, 402: ErrorBody, 409: ErrorBody, 422: ErrorB
 /** Sending (`/api/sms/…`, spec 4.1) and reading (`/api/v1/sms…`, spec 4.3, 4.4). */
 const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
+  const sendDeps = (log: FastifyBaseLogger) => ({ db: app.db, dispatchQueue: app.dispatchQueue, config: app.config, log });
 
   app.post(
     '/api/sms/send',
@@ -30,7 +32,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const { body, recipients, group_ids, device_id } = request.body;
         const { encoding, segments } = segmentInfo(body);
         return sendMessages(
-          { db: app.db, dispatchQueue: app.dispatchQueue, config: app.config, log: request.log },
+          sendDeps(request.log),
           {
             user: request.auth.user,
             recipients,
@@ -60,7 +62,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const { recipients, template_id, variables = {}, group_ids, device_id } = request.body;
         const userId = request.auth.user.id;
         return sendMessages(
-          { db: app.db, dispatchQueue: app.dispatchQueue, config: app.config, log: request.log },
+          sendDeps(request.log),
           {
             user: request.auth.user,
             recipients,

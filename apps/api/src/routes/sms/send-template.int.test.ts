@@ -1,0 +1,497 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Dispatcher } from '@smsgw/dispatcher';
+import { startTestDispatcher } from '@smsgw/dispatcher/testing';
+import { countJobs, createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
+
+let api: TestApi;
+const dispatchers: Dispatcher[] = [];
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterEach(async () => {
+  await Promise.all(dispatchers.splice(0).map((d) => d.close()));
+});
+afterAll(async () => {
+  await Promise.all(dispatchers.splice(0).map((d) => d.close()));
+  await api?.close();
+});
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+function call(apiKey: string, method: Method, url: string, payload?: unknown) {
+  return api.app.inject({ method, url, headers: { 'x-api-key': apiKey }, ...(payload !== undefined && { payload: payload as object }) });
+}
+
+function sendTemplate(apiKey: string, body: unknown) {
+  return call(apiKey, 'POST', '/api/sms/send-template', body);
+}
+
+async function createTemplate(apiKey: string, body: string): Promise<string> {
+  const res = await call(apiKey, 'POST', '/api/v1/templates', { name: 'tpl', body });
+  expect(res.statusCode).toBe(201);
+  return res.json().id;
+}
+
+async function createContact(apiKey: string, name: string, to = phone()): Promise<string> {
+  const res = await call(apiKey, 'POST', '/api/v1/contacts', { name, phone: to });
+  expect(res.statusCode).toBe(201);
+  return to;
+}
+
+/** A group of the user with these phones as members (added in this order). */
+async function createGroup(apiKey: string, phones: string[]): Promise<string> {
+  const group = await call(apiKey, 'POST', '/api/v1/groups', { name: `g-${randomUUID().slice(0, 8)}` });
+  expect(group.statusCode).toBe(201);
+  const id: string = group.json().id;
+  if (phones.length > 0) {
+    const added = await call(apiKey, 'POST', `/api/v1/groups/${id}/members`, { phones });
+    expect(added.statusCode).toBe(200);
+  }
+  return id;
+}
+
+/** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
+async function footprint(userId: string) {
+  const [messages, batches, quota, jobs] = await Promise.all([
+    api.db.message.count({ where: { userId } }),
+    api.db.batch.count({ where: { userId } }),
+    api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
+    countJobs(api.queue),
+  ]);
+  return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
+}
+
+/** Sends the template request and expects exactly `status` and the raw body `rawBody`, with nothing stored, charged or enqueued. */
+async function expectRefusedExactly(user: { apiKey: string; userId: string }, payload: unknown, status: number, rawBody: string) {
+  const before = await footprint(user.userId);
+  const res = await sendTemplate(user.apiKey, payload);
+  expect({ status: res.statusCode, body: res.body }).toEqual({ status, body: rawBody });
+  expect(await footprint(user.userId)).toEqual(before);
+}
+
+/** The stored text of each message, by recipient. */
+async function textsByRecipient(userId: string): Promise<Record<string, string>> {
+  const rows = await api.db.message.findMany({ where: { userId } });
+  return Object.fromEntries(rows.map((r) => [r.to, r.body]));
+}
+
+describe('POST /api/sms/send-template: the rendered texts reach the device', () => {
+  it('a device claiming its messages receives each recipient its own rendered text', async () => {
+    const { apiKey, userId, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    const ada = await createContact(apiKey, 'Ada');
+    const stranger = phone();
+    const templateId = await createTemplate(apiKey, 'Hi {{name}}, code {{code}} for {{phone}}');
+    dispatchers.push(await startTestDispatcher(api));
+
+    const res = await sendTemplate(apiKey, { recipients: [ada, stranger], template_id: templateId, variables: { code: '4711', name: 'friend' } });
+    expect(res.statusCode).toBe(200);
+    const ids: string[] = res.json().message_ids;
+
+    const claimed = new Map<string, { to: string; message: string }>();
+    await vi.waitFor(
+      async () => {
+        const got = await api.app.inject({ method: 'GET', url: '/api/v1/device/messages', headers: { authorization: `Bearer ${device.token}` } });
+        expect(got.statusCode).toBe(200);
+        for (const m of got.json().messages as { id: string; to: string; message: string }[]) claimed.set(m.id, { to: m.to, message: m.message });
+        expect(claimed.size).toBe(2);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+
+    expect([...claimed.keys()].sort()).toEqual([...ids].sort());
+    expect(Object.fromEntries([...claimed.values()].map((m) => [m.to, m.message]))).toEqual({
+      [ada]: `Hi Ada, code 4711 for ${ada}`,
+      [stranger]: `Hi friend, code 4711 for ${stranger}`,
+    });
+    expect(await textsByRecipient(userId)).toEqual({ [ada]: `Hi Ada, code 4711 for ${ada}`, [stranger]: `Hi friend, code 4711 for ${stranger}` });
+  });
+});
+
+describe('POST /api/sms/send-template: the spec errors, byte for byte', () => {
+  it('answers {"message":"Template not found."} for a template id that does not exist', async () => {
+    const user = await createTestUser(api.db);
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: randomUUID() }, 400, '{"message":"Template not found."}');
+  });
+
+  it('answers {"message":"Template not found."} for a malformed template id', async () => {
+    const user = await createTestUser(api.db);
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: 'not-a-uuid' }, 400, '{"message":"Template not found."}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: '' }, 400, '{"message":"Template not found."}');
+  });
+
+  it('answers {"message":"Template not found."} for a deleted template', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, 'gone');
+    expect((await call(user.apiKey, 'DELETE', `/api/v1/templates/${templateId}`)).statusCode).toBe(204);
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 400, '{"message":"Template not found."}');
+  });
+
+  it('answers {"message":"Template does not belong to user."} for another user\'s template', async () => {
+    const owner = await createTestUser(api.db);
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(owner.apiKey, 'Hello {{name}}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 400, '{"message":"Template does not belong to user."}');
+    expect(await api.db.message.count({ where: { userId: owner.userId } })).toBe(0);
+  });
+
+  it('answers {"message":"Missing variable: code."} for the first missing variable in template order', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, '{{a}} {{name}} {{code}} {{b}} {{zz}}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId, variables: { a: '1', zz: '2' } }, 400, '{"message":"Missing variable: code."}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 400, '{"message":"Missing variable: a."}');
+  });
+
+  it('answers {"message":"Missing variable: toString."} for {{toString}} with no such variable', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, 'Value: {{toString}}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId, variables: {} }, 400, '{"message":"Missing variable: toString."}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 400, '{"message":"Missing variable: toString."}');
+  });
+
+  it('answers {"message":"Missing variable: constructor."} for {{constructor}} with no such variable', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, '{{constructor}}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId, variables: { other: 'x' } }, 400, '{"message":"Missing variable: constructor."}');
+  });
+
+  it('renders {{toString}} when the caller gives it', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const to = phone();
+    const templateId = await createTemplate(apiKey, 'Value: {{toString}}');
+    const res = await sendTemplate(apiKey, { recipients: [to], template_id: templateId, variables: { toString: 'given' } });
+    expect(res.statusCode).toBe(200);
+    expect(await textsByRecipient(userId)).toEqual({ [to]: 'Value: given' });
+  });
+
+  it('checks the template before device availability: a user with no device still gets the template errors', async () => {
+    const user = await createTestUser(api.db, { devices: 0 });
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: randomUUID() }, 400, '{"message":"Template not found."}');
+    const templateId = await createTemplate(user.apiKey, '{{code}}');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 400, '{"message":"Missing variable: code."}');
+  });
+});
+
+describe('POST /api/sms/send-template: the other send errors', () => {
+  it('refuses a recipient that is not E.164 with 400 invalid_phone_number', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, 'hi');
+    await expectRefusedExactly(
+      user,
+      { recipients: [phone(), '5550001'], template_id: templateId },
+      400,
+      '{"error":"invalid_phone_number","message":"Phone number must be in E.164 format"}',
+    );
+  });
+
+  it('refuses missing or wrong credentials with 401 unauthorized', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, 'hi');
+    for (const headers of [{}, { 'x-api-key': 'sk_wrong' }]) {
+      const res = await api.app.inject({ method: 'POST', url: '/api/sms/send-template', headers, payload: { recipients: [phone()], template_id: templateId } });
+      expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: { error: 'unauthorized', message: 'Authentication required' } });
+    }
+    expect(await footprint(user.userId)).toMatchObject({ messages: 0, quotaUsed: 0 });
+  });
+
+  it("refuses another user's group, an unknown and a malformed group id with 400 group_not_found", async () => {
+    const owner = await createTestUser(api.db);
+    const user = await createTestUser(api.db);
+    const theirs = await createGroup(owner.apiKey, [phone()]);
+    const templateId = await createTemplate(user.apiKey, 'hi {{name}}');
+    for (const groupId of [theirs, randomUUID(), 'nope']) {
+      await expectRefusedExactly(
+        user,
+        { recipients: [phone()], template_id: templateId, group_ids: [groupId] },
+        400,
+        JSON.stringify({ error: 'group_not_found', message: `Group ${groupId} not found.` }),
+      );
+    }
+  });
+
+  it('refuses a user with no available device with 503 no_devices', async () => {
+    const user = await createTestUser(api.db, { devices: 0 });
+    const templateId = await createTemplate(user.apiKey, 'hi');
+    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 503, '{"error":"no_devices","message":"No devices available to send messages"}');
+  });
+
+  it('refuses a request the quota cannot cover whole with 402 quota_exceeded', async () => {
+    const user = await createTestUser(api.db, { monthlyQuota: 2 });
+    const templateId = await createTemplate(user.apiKey, 'hi {{phone}}');
+    await expectRefusedExactly(
+      user,
+      { recipients: [phone(), phone(), phone()], template_id: templateId },
+      402,
+      '{"error":"quota_exceeded","message":"Monthly message quota exceeded"}',
+    );
+    const res = await sendTemplate(user.apiKey, { recipients: [phone(), phone()], template_id: templateId });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it.each([
+    ['a non-string variable', { variables: { code: 5 } }],
+    ['an unknown field', { body: 'x' }],
+    ['recipients that are not an array', { recipients: '+15550001111' }],
+  ])('refuses %s with 400 invalid_request', async (_what, extra) => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, '{{code}}');
+    const before = await footprint(user.userId);
+    const res = await sendTemplate(user.apiKey, { recipients: [phone()], template_id: templateId, variables: { code: '1' }, ...extra });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'invalid_request', message: expect.any(String) });
+    expect(await footprint(user.userId)).toEqual(before);
+  });
+});
+
+describe('POST /api/sms/send-template: rendering', () => {
+  it('fills {{name}} from the recipient\'s contact, else variables.name, and {{phone}} per recipient', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const ada = await createContact(apiKey, 'Ada');
+    const grace = await createContact(apiKey, 'Grace');
+    const stranger = phone();
+    const templateId = await createTemplate(apiKey, 'Dear {{name}} at {{phone}}');
+
+    const res = await sendTemplate(apiKey, { recipients: [ada, grace, stranger], template_id: templateId, variables: { name: 'customer' } });
+
+    expect(res.statusCode).toBe(200);
+    expect(await textsByRecipient(userId)).toEqual({
+      [ada]: `Dear Ada at ${ada}`,
+      [grace]: `Dear Grace at ${grace}`,
+      [stranger]: `Dear customer at ${stranger}`,
+    });
+  });
+
+  it('fills {{name}} with the empty string for a number that is no contact when variables.name is absent', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const stranger = phone();
+    const templateId = await createTemplate(apiKey, 'Hello {{name}}!');
+    const res = await sendTemplate(apiKey, { recipients: [stranger], template_id: templateId });
+    expect(res.statusCode).toBe(200);
+    expect(await textsByRecipient(userId)).toEqual({ [stranger]: 'Hello !' });
+  });
+
+  it("never takes {{name}} from another user's contact with the same number", async () => {
+    const other = await createTestUser(api.db);
+    const { apiKey, userId } = await createTestUser(api.db);
+    const shared = await createContact(other.apiKey, 'Not yours');
+    const templateId = await createTemplate(apiKey, 'Hello {{name}}');
+    const res = await sendTemplate(apiKey, { recipients: [shared], template_id: templateId, variables: { name: 'fallback' } });
+    expect(res.statusCode).toBe(200);
+    expect(await textsByRecipient(userId)).toEqual({ [shared]: 'Hello fallback' });
+  });
+
+  it('falls back to variables.name for a contact without a name (one made by adding a phone to a group)', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const p = phone();
+    const groupId = await createGroup(apiKey, [p]);
+    const templateId = await createTemplate(apiKey, 'Hello {{name}}');
+    const res = await sendTemplate(apiKey, { recipients: [], group_ids: [groupId], template_id: templateId, variables: { name: 'member' } });
+    expect(res.statusCode).toBe(200);
+    expect(await textsByRecipient(userId)).toEqual({ [p]: 'Hello member' });
+  });
+
+  it('ignores extra variables', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const to = phone();
+    const templateId = await createTemplate(apiKey, 'Code {{code}}');
+    const res = await sendTemplate(apiKey, { recipients: [to], template_id: templateId, variables: { code: '123', unused: 'x', another: 'y' } });
+    expect(res.statusCode).toBe(200);
+    expect(await textsByRecipient(userId)).toEqual({ [to]: 'Code 123' });
+  });
+
+  it('keeps a value containing {{phone}} (or another placeholder) literal: rendering is a single pass', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const to = phone();
+    const named = await createContact(apiKey, '{{code}}');
+    const templateId = await createTemplate(apiKey, '{{name}}: {{note}} / {{phone}}');
+    const res = await sendTemplate(apiKey, { recipients: [to, named], template_id: templateId, variables: { note: 'call {{phone}} {{code}}', code: 'X' } });
+    expect(res.statusCode).toBe(200);
+    expect(await textsByRecipient(userId)).toEqual({
+      [to]: `: call {{phone}} {{code}} / ${to}`,
+      [named]: `{{code}}: call {{phone}} {{code}} / ${named}`,
+    });
+  });
+
+  it('refuses a rendered text of 1601 code points with 400 invalid_request and stores nothing', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, 'A{{x}}');
+    const before = await footprint(user.userId);
+    const res = await sendTemplate(user.apiKey, { recipients: [phone()], template_id: templateId, variables: { x: '😀'.repeat(1600) } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining('1601') });
+    expect(await footprint(user.userId)).toEqual(before);
+  });
+
+  it('refuses the whole request when only one recipient\'s rendered text is over 1600 (a long contact name)', async () => {
+    const user = await createTestUser(api.db);
+    const longName = await createContact(user.apiKey, 'n'.repeat(10));
+    const templateId = await createTemplate(user.apiKey, '{{name}}{{x}}');
+    const before = await footprint(user.userId);
+    const res = await sendTemplate(user.apiKey, { recipients: [phone(), longName], template_id: templateId, variables: { x: 'é'.repeat(1591) } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining(longName) });
+    expect(await footprint(user.userId)).toEqual(before);
+  });
+
+  it('accepts a rendered text of exactly 1600 code points and stores it intact', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const to = phone();
+    const templateId = await createTemplate(apiKey, 'A{{x}}');
+    const res = await sendTemplate(apiKey, { recipients: [to], template_id: templateId, variables: { x: '😀'.repeat(1599) } });
+    expect(res.statusCode).toBe(200);
+    const row = await api.db.message.findFirstOrThrow({ where: { userId } });
+    expect(row.body).toBe(`A${'😀'.repeat(1599)}`);
+    expect(row.encoding).toBe('UCS_2');
+  });
+
+  it('refuses a rendered text that is empty with 400 invalid_request', async () => {
+    const user = await createTestUser(api.db);
+    const templateId = await createTemplate(user.apiKey, '{{x}}');
+    const before = await footprint(user.userId);
+    const res = await sendTemplate(user.apiKey, { recipients: [phone()], template_id: templateId, variables: { x: '' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe('invalid_request');
+    expect(await footprint(user.userId)).toEqual(before);
+  });
+
+  it('stores each message with its own rendered text, segments and encoding', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const latin = await createContact(apiKey, 'Bob');
+    const cyrillic = await createContact(apiKey, 'Борис');
+    const templateId = await createTemplate(apiKey, 'Hi {{name}}');
+    const res = await sendTemplate(apiKey, { recipients: [latin, cyrillic], template_id: templateId });
+    expect(res.statusCode).toBe(200);
+    const rows = await api.db.message.findMany({ where: { userId } });
+    const byTo = Object.fromEntries(rows.map((r) => [r.to, { body: r.body, encoding: r.encoding, segments: r.segments }]));
+    expect(byTo).toEqual({
+      [latin]: { body: 'Hi Bob', encoding: 'GSM_7', segments: 1 },
+      [cyrillic]: { body: 'Hi Борис', encoding: 'UCS_2', segments: 1 },
+    });
+    for (const id of res.json().message_ids) {
+      const record = await call(apiKey, 'GET', `/api/v1/sms/${id}`);
+      const row = rows.find((r) => r.id === id)!;
+      expect(record.json()).toMatchObject({ id, message: row.body });
+    }
+  });
+});
+
+describe('POST /api/sms/send-template: the response', () => {
+  it('answers {message_ids, recipients_count, status} without batch_id for one recipient', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const templateId = await createTemplate(apiKey, 'one');
+    const res = await sendTemplate(apiKey, { recipients: [phone()], template_id: templateId });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toEqual({ message_ids: [expect.any(String)], recipients_count: 1, status: 'accepted' });
+    expect('batch_id' in body).toBe(false);
+    expect(await footprint(userId)).toMatchObject({ messages: 1, batches: 0, quotaUsed: 1 });
+    expect((await api.queue.getJob(body.message_ids[0]))?.data).toEqual({ messageId: body.message_ids[0] });
+  });
+
+  it('answers with batch_id for more than one recipient, stores one batch and enqueues one job per message', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const templateId = await createTemplate(apiKey, 'many {{phone}}');
+    const jobsBefore = await countJobs(api.queue);
+    const res = await sendTemplate(apiKey, { recipients: [phone(), phone(), phone()], template_id: templateId });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['batch_id', 'message_ids', 'recipients_count', 'status']);
+    expect(body).toMatchObject({ recipients_count: 3, status: 'accepted', batch_id: expect.any(String) });
+    const rows = await api.db.message.findMany({ where: { userId } });
+    expect(rows.map((r) => r.id).sort()).toEqual([...body.message_ids].sort());
+    expect(new Set(rows.map((r) => r.batchId))).toEqual(new Set([body.batch_id]));
+    expect(await countJobs(api.queue)).toBe(jobsBefore + 3);
+    expect(await footprint(userId)).toMatchObject({ messages: 3, batches: 1, quotaUsed: 3 });
+  });
+});
+
+describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () => {
+  it.each(['send', 'send-template'] as const)('%s: de-duplicates overlapping groups and listed numbers', async (endpoint) => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const [a, b, c, d] = [phone(), phone(), phone(), phone()];
+    const g1 = await createGroup(apiKey, [a, b]);
+    const g2 = await createGroup(apiKey, [b, c]);
+    const templateId = await createTemplate(apiKey, 'to {{phone}}');
+    const payload = { recipients: [c, d, d], group_ids: [g1, g2, g1] };
+
+    const res =
+      endpoint === 'send'
+        ? await send(api.app, apiKey, { ...payload, body: 'same' })
+        : await sendTemplate(apiKey, { ...payload, template_id: templateId });
+
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ recipients_count: 4, status: 'accepted', batch_id: expect.any(String) });
+    expect(res.json().message_ids).toHaveLength(4);
+    const texts = await textsByRecipient(userId);
+    expect(Object.keys(texts).sort()).toEqual([a, b, c, d].sort());
+    expect(await api.db.message.count({ where: { userId } })).toBe(4);
+    if (endpoint === 'send-template') for (const p of [a, b, c, d]) expect(texts[p]).toBe(`to ${p}`);
+  });
+
+  it.each(['send', 'send-template'] as const)('%s: sends to a group alone (empty recipients), and refuses an empty group with no recipients', async (endpoint) => {
+    const user = await createTestUser(api.db);
+    const members = [phone(), phone()];
+    const full = await createGroup(user.apiKey, members);
+    const empty = await createGroup(user.apiKey, []);
+    const templateId = await createTemplate(user.apiKey, 'hey');
+    const go = (groupId: string) =>
+      endpoint === 'send'
+        ? send(api.app, user.apiKey, { recipients: [], group_ids: [groupId], body: 'hey' })
+        : sendTemplate(user.apiKey, { recipients: [], group_ids: [groupId], template_id: templateId });
+
+    const before = await footprint(user.userId);
+    const none = await go(empty);
+    expect(none.statusCode).toBe(400);
+    expect(none.json().error).toBe('invalid_request');
+    expect(await footprint(user.userId)).toEqual(before);
+
+    const res = await go(full);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().recipients_count).toBe(2);
+    expect(Object.keys(await textsByRecipient(user.userId)).sort()).toEqual([...members].sort());
+  });
+
+  it("send: refuses another user's group with 400 group_not_found and stores nothing", async () => {
+    const owner = await createTestUser(api.db);
+    const user = await createTestUser(api.db);
+    const theirs = await createGroup(owner.apiKey, [phone()]);
+    const before = await footprint(user.userId);
+    const res = await send(api.app, user.apiKey, { recipients: [phone()], body: 'x', group_ids: [theirs] });
+    expect(res.body).toBe(JSON.stringify({ error: 'group_not_found', message: `Group ${theirs} not found.` }));
+    expect(res.statusCode).toBe(400);
+    expect(await footprint(user.userId)).toEqual(before);
+  });
+
+  it('send-template: a group of 10,000 members sends 10,000 messages in one request, each with its contact name', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const contacts = Array.from({ length: 10_000 }, (_, i) => ({ name: `Member ${i}`, phone: phone() }));
+    const imported = await call(apiKey, 'POST', '/api/v1/contacts/import', contacts);
+    expect(imported.json()).toEqual({ created: 10_000, updated: 0 });
+    const groupId = await createGroup(apiKey, contacts.map((c) => c.phone));
+    expect((await call(apiKey, 'GET', `/api/v1/groups/${groupId}`)).json().member_count).toBe(10_000);
+    const templateId = await createTemplate(apiKey, 'Hi {{name}}');
+
+    const res = await sendTemplate(apiKey, { recipients: [contacts[0]!.phone], group_ids: [groupId], template_id: templateId });
+
+    expect(res.statusCode).toBe(200);
+    expect(res.json().recipients_count).toBe(10_000);
+    expect(res.json().message_ids).toHaveLength(10_000);
+    expect(await api.db.message.count({ where: { userId } })).toBe(10_000);
+    const texts = await textsByRecipient(userId);
+    expect(contacts.every((c) => texts[c.phone] === `Hi ${c.name}`)).toBe(true);
+  });
+
+  it('send: a group of 10,000 members sends 10,000 messages in one request', async () => {
+    const { apiKey, userId } = await createTestUser(api.db);
+    const phones = Array.from({ length: 10_000 }, phone);
+    const imported = await call(apiKey, 'POST', '/api/v1/contacts/import', phones.map((p) => ({ name: 'm', phone: p })));
+    expect(imported.json()).toEqual({ created: 10_000, updated: 0 });
+    const groupId = await createGroup(apiKey, phones);
+
+    const res = await send(api.app, apiKey, { recipients: [], group_ids: [groupId], body: 'to all' });
+
+    expect(res.statusCode).toBe(200);
+    expect(res.json().recipients_count).toBe(10_000);
+    expect(await api.db.message.count({ where: { userId } })).toBe(10_000);
+  });
+});

@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '@smsgw/api';
+import { ApiConfigSchema, loadConfig } from '@smsgw/config';
+import { createApiKey, createDevice, createUser, type UserRow } from '@smsgw/db';
+import { recreateDatabase } from '@smsgw/db/testing';
+
+type FastifyInstance = Awaited<ReturnType<typeof buildApp>>;
+
+export interface BenchApi {
+  app: FastifyInstance;
+  address: string;
+  user: UserRow;
+  apiKey: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The API listening on loopback, on a freshly migrated database of its own and a queue prefix of
+ * its own, with a user (unlimited quota) that has an API key and one available device.
+ */
+export async function startBenchApi(database: string): Promise<BenchApi> {
+  const databaseUrl = await recreateDatabase(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres', database);
+  const config = loadConfig(ApiConfigSchema, {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    QUEUE_PREFIX: `smsgw-bench-${randomBytes(4).toString('hex')}`,
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000',
+  });
+  const app = await buildApp({ config, logger: false });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const user = await createUser(app.db, { name: 'bench', monthlyQuota: 1_000_000_000 });
+  const { key } = await createApiKey(app.db, { userId: user.id, name: 'bench' });
+  await createDevice(app.db, { userId: user.id, name: 'bench-phone' });
+  return {
+    app,
+    address,
+    user,
+    apiKey: key,
+    async close() {
+      await app.dispatchQueue.obliterate({ force: true });
+      await app.close();
+    },
+  };
+}
