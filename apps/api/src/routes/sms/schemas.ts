@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { MAX_BODY_CODE_POINTS, MessageRecordSchema, STATUS_FILTER_VALUES } from '@smsgw/core';
+import { ErrorBody } from '../../schemas/common.ts';
 
 const Recipients = Type.Array(Type.String(), {
   description: 'Phone numbers in E.164 format (`^\\+[1-9]\\d{1,14}$`). May be empty when group_ids bring members.',
@@ -30,8 +31,12 @@ export const SendTemplateBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** Send-template errors of spec section 7 have only `message`; the others `{error, message}`. */
-export const SendTemplateErrorBody = Type.Object({ error: Type.Optional(Type.String()), message: Type.String() });
+/**
+ * Send-template errors of spec section 7 have only `message`; the others `{error, message}`, in the
+ * same key order as every other endpoint (an object with an optional `error` would be serialised
+ * required-first, as `{message, error}`).
+ */
+export const SendTemplateErrorBody = Type.Union([ErrorBody, Type.Object({ message: Type.String() })]);
 
 export const SendResponse = Type.Object({
   message_ids: Type.Array(Type.String()),
