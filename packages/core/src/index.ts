@@ -7,3 +7,5 @@ export * from './status.ts';
 export * from './text.ts';
 export * from './message-record.ts';
 export * from './template.ts';
+export * from './network-guard.ts';
+export * from './webhook-signature.ts';
