@@ -4,6 +4,7 @@ import type { ApiConfig } from '@smsgw/config';
 import { auth } from './plugins/auth.ts';
 import { docs } from './plugins/docs.ts';
 import { errorHandler } from './plugins/errors.ts';
+import { metrics } from './plugins/metrics.ts';
 import { rateLimits } from './plugins/rate-limit.ts';
 import { resources } from './plugins/resources.ts';
 import { validatorCompiler } from './plugins/validation.ts';
@@ -47,6 +48,7 @@ export async function buildApp({ config, logger }: BuildAppOptions): Promise<Fas
     .withTypeProvider<TypeBoxTypeProvider>();
 
   await app.register(errorHandler);
+  await app.register(metrics);
   await app.register(resources, { config });
   await app.register(auth);
   await app.register(deviceAuth);

@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDevice, deleteDevice } from '@smsgw/db';
 import { enqueueDispatch, roundRobinKey } from '@smsgw/queue';
@@ -229,5 +231,25 @@ describe('dispatch is idempotent', () => {
     expect(after).toEqual(before);
     expect(after.assignments).toBe(1);
     expect(await api.db.messageEvent.count({ where: { messageId: id, state: 'assigned' } })).toBe(1);
+  });
+});
+
+describe('dispatcher metrics', () => {
+  it('serves Prometheus metrics on METRICS_PORT with assignments, jobs and batch sizes', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    await startDispatcher({ METRICS_PORT: String(port) });
+    const { userId, apiKey } = await userWithDevices(1);
+    await sendSingles(apiKey, 3);
+    await waitUntilAssigned(userId, 3);
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(text).toMatch(/^smsgw_message_transitions_total\{state="assigned"\} 3$/m);
+    expect(text).toMatch(/^smsgw_dispatcher_jobs_total\{job="message.dispatch",outcome="assigned"\} 3$/m);
+    expect(text).toMatch(/^smsgw_dispatcher_assign_batch_size_count \d+$/m);
+    expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
   });
 });

@@ -10,6 +10,7 @@ import { Batcher } from './batcher.ts';
 import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts';
 import { applyDeviceReports } from './handlers/apply-reports.ts';
 import { sweep } from './handlers/sweep.ts';
+import { DispatcherMetrics } from './metrics.ts';
 
 // A message whose user has no available device is tried again after a quarter of the time it has
 // waited so far, between these bounds: quickly after a short outage, rarely during a long one.
@@ -38,7 +39,14 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
   const dispatchQueue = createDispatchQueue(redis, prefix);
   const maintenanceQueue = new Queue(QUEUES.maintenance, { connection: redis, prefix });
 
-  const assigner = new Batcher<string, AssignOutcome>((ids) => assignDevices({ sql, redis, config, log }, ids), config.DISPATCH_BATCH_SIZE);
+  const metrics = new DispatcherMetrics();
+  const server = config.METRICS_PORT > 0 ? await metrics.serve(config.METRICS_HOST, config.METRICS_PORT) : undefined;
+  const assigner = new Batcher<string, AssignOutcome>(async (ids) => {
+    metrics.assignBatch.observe(ids.length);
+    const outcomes = await assignDevices({ sql, redis, config, log }, ids);
+    metrics.transitions.inc({ state: 'assigned' }, outcomes.filter((o) => o === 'assigned').length);
+    return outcomes;
+  }, config.DISPATCH_BATCH_SIZE);
 
   // One handler per job of the catalog: a job name without a handler does not compile.
   const handlers: { [N in JobName]: Handler<N> } = {
@@ -50,7 +58,11 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
       }
       return outcome;
     },
-    'device.reports': (payload) => applyDeviceReports(sql, payload),
+    'device.reports': async (payload) => {
+      const applied = await applyDeviceReports(sql, payload);
+      for (const { status } of applied) metrics.transitions.inc({ state: status });
+      return applied;
+    },
     'maintenance.sweep': async () => {
       const result = await sweep({ sql, dispatchQueue, config, log });
       if (Object.values(result).some((n) => n > 0)) log.info({ sweep: result }, 'sweep');
@@ -75,7 +87,14 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
         const name = job.name as JobName;
         if (!(name in JOBS) || JOBS[name].queue !== queue) throw new Error(`No handler for job ${job.name} on queue ${queue}`);
         const handler = handlers[name] as Handler<typeof name>;
-        return handler(parsePayload(name, job.data) as never, job, token);
+        try {
+          const result = await handler(parsePayload(name, job.data) as never, job, token);
+          metrics.jobs.inc({ job: name, outcome: typeof result === 'string' ? result : 'done' });
+          return result;
+        } catch (error) {
+          metrics.jobs.inc({ job: name, outcome: error instanceof DelayedError ? 'delayed' : 'error' });
+          throw error;
+        }
       },
       { ...workerOptions, connection: createWorkerConnection(config.REDIS_URL), concurrency: concurrency[queue] },
     );
@@ -96,6 +115,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
       // Stop taking jobs and finish the ones in hand, then close the connections.
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all([dispatchQueue.close(), maintenanceQueue.close()]);
+      await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
       redis.disconnect();
       await sql.end();
     },

@@ -65,6 +65,8 @@ export const DispatcherEnv = Type.Object({
   SWEEP_INTERVAL_SECONDS: Integer({ default: 5, maximum: 3600, description: 'How often leases, expiry and the outbox are checked.' }),
   OUTBOX_AGE_SECONDS: Integer({ default: 30, description: 'A pending message older than this is enqueued again if its job was lost.' }),
   WORKER_LOCK_SECONDS: Integer({ default: 30, maximum: 600, description: 'Job lock; the jobs of a dispatcher that died are taken over after about this time.' }),
+  METRICS_PORT: Integer({ default: 0, minimum: 0, maximum: 65535, description: 'Port of the dispatcher’s Prometheus /metrics on 127.0.0.1 (0: off).' }),
+  METRICS_HOST: Type.String({ default: '127.0.0.1', description: 'Address of the dispatcher’s /metrics (0.0.0.0 in containers).' }),
 });
 
 export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, ApiEnv, DeviceProtocolEnv]));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../testing/test-api.ts';
+import { createTestUser, send, startTestApi, uniquePhone, type TestApi } from '../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -55,5 +55,23 @@ describe('unknown routes', () => {
     expect(res.statusCode).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual({ error: 'not_found', message: `Route ${method} ${url} not found` });
+  });
+});
+
+describe('metrics', () => {
+  it('GET /metrics counts accepted messages and times requests by route, in Prometheus text format', async () => {
+    const { apiKey } = await createTestUser(api.db);
+    const accepted = await send(api.app, apiKey, { recipients: [uniquePhone(), uniquePhone(), uniquePhone()], body: 'counted' });
+    expect(accepted.statusCode).toBe(200);
+    const refused = await send(api.app, apiKey, { recipients: ['not-a-number'], body: 'not counted' });
+    expect(refused.statusCode).toBe(400);
+
+    const res = await api.app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.body).toMatch(/^smsgw_messages_accepted_total\{endpoint="send"\} 3$/m);
+    expect(res.body).toMatch(/^smsgw_http_request_duration_seconds_count\{method="POST",route="\/api\/sms\/send",status_code="200"\} 1$/m);
+    expect(res.body).toMatch(/^smsgw_http_request_duration_seconds_count\{method="POST",route="\/api\/sms\/send",status_code="400"\} 1$/m);
+    expect(res.body).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 });

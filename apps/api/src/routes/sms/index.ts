@@ -28,20 +28,19 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       assertSendableText(request.body.body, 'body');
-      return withIdempotencyKey(request, reply, (idempotencyKey) => {
+      return withIdempotencyKey(request, reply, async (idempotencyKey) => {
         const { body, recipients, group_ids, device_id } = request.body;
         const { encoding, segments } = segmentInfo(body);
-        return sendMessages(
-          sendDeps(request.log),
-          {
-            user: request.auth.user,
-            recipients,
-            groupIds: group_ids ?? [],
-            deviceId: device_id,
-            compose: () => ({ kind: 'same', body, segments, encoding }),
-            idempotencyKey,
-          },
-        );
+        const response = await sendMessages(sendDeps(request.log), {
+          user: request.auth.user,
+          recipients,
+          groupIds: group_ids ?? [],
+          deviceId: device_id,
+          compose: () => ({ kind: 'same', body, segments, encoding }),
+          idempotencyKey,
+        });
+        app.metrics.messagesAccepted.inc({ endpoint: 'send' }, response.recipients_count);
+        return response;
       });
     },
   );
@@ -58,10 +57,10 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      withIdempotencyKey(request, reply, (idempotencyKey) => {
+      withIdempotencyKey(request, reply, async (idempotencyKey) => {
         const { recipients, template_id, variables = {}, group_ids, device_id } = request.body;
         const userId = request.auth.user.id;
-        return sendMessages(
+        const response = await sendMessages(
           sendDeps(request.log),
           {
             user: request.auth.user,
@@ -75,6 +74,8 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
             idempotencyKey,
           },
         );
+        app.metrics.messagesAccepted.inc({ endpoint: 'send-template' }, response.recipients_count);
+        return response;
       }),
   );
 

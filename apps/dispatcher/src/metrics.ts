@@ -1,0 +1,44 @@
+import { createServer, type Server } from 'node:http';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The dispatcher's Prometheus metrics, served on METRICS_PORT when it is set. */
+export class DispatcherMetrics {
+  readonly registry = new Registry();
+  readonly jobs = new Counter({
+    name: 'smsgw_dispatcher_jobs_total',
+    help: 'Jobs handled, by job name and outcome.',
+    labelNames: ['job', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly assignBatch = new Histogram({
+    name: 'smsgw_dispatcher_assign_batch_size',
+    help: 'Messages per assignment statement.',
+    buckets: [1, 10, 50, 100, 250, 500, 1000, 5000],
+    registers: [this.registry],
+  });
+  readonly transitions = new Counter({
+    name: 'smsgw_message_transitions_total',
+    help: 'Message state changes applied by the dispatcher, by new state.',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Serves GET /metrics; resolves once listening. */
+  serve(host: string, port: number): Promise<Server> {
+    const server = createServer((request, response) => {
+      if (request.url !== '/metrics') {
+        response.writeHead(404).end();
+        return;
+      }
+      this.registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+        () => response.writeHead(500).end(),
+      );
+    });
+    return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
+  }
+}
