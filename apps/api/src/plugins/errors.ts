@@ -44,6 +44,18 @@ export function describeValidation(issues: ValidationIssue[], context: string | 
   return `Invalid ${part} '${path}': ${issue.message ?? 'not valid'}.`;
 }
 
+// Postgres or Redis cannot be reached (Prisma's P1001/P1002/P1017, node's socket errors): the request
+// can be retried later, so it is a 503, not a 500.
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  const message = (error as { message?: unknown }).message;
+  // ioredis refuses commands while disconnected when its offline queue is off.
+  return typeof message === 'string' && message.includes("Stream isn't writeable");
+}
+
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
@@ -76,6 +88,10 @@ export const errorHandler = fp(
       }
       if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
         return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
+      }
+      if (isUnavailable(error)) {
+        request.log.error({ err: error }, 'dependency unavailable');
+        return reply.status(503).send(new AppError('service_unavailable').body());
       }
       request.log.error({ err: error }, 'unhandled error');
       return reply.status(500).send(new AppError('internal_error').body());

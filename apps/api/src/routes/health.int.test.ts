@@ -75,3 +75,20 @@ describe('metrics', () => {
     expect(res.body).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 });
+
+describe('when Postgres cannot be reached', () => {
+  it('answers 503 service_unavailable (retry later) rather than 500, and /ready says which dependency is down', async () => {
+    const broken = await startTestApi({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/nowhere' });
+    try {
+      const res = await send(broken.app, 'smsgw_sk_whatever', { recipients: ['+15550000001'], body: 'hi' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ error: 'service_unavailable', message: 'The service cannot take this request right now; retry later.' });
+      const ready = await broken.app.inject({ method: 'GET', url: '/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks.redis).toBe('ok');
+      expect(ready.json().checks.postgres).toBe('down');
+    } finally {
+      await broken.close();
+    }
+  });
+});
