@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestUser, startTestApi, uniquePhone as phone, type TestApi } from '../testing/test-api.ts';
+import { call, createTestUser, startTestApi, uniquePhone as phone, type TestApi } from '../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -10,18 +10,8 @@ afterAll(async () => {
   await api?.close();
 });
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-function call(apiKey: string, method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) {
-  return api.app.inject({
-    method,
-    url,
-    headers: { 'x-api-key': apiKey, ...headers },
-    ...(payload !== undefined && { payload: payload as object | string }),
-  });
-}
-
 async function createContact(apiKey: string, body: { name: string; phone: string }) {
-  const res = await call(apiKey, 'POST', '/api/v1/contacts', body);
+  const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', body);
   expect(res.statusCode).toBe(201);
   return res.json() as { id: string; name: string; phone: string; created_at: string; updated_at: string };
 }
@@ -35,7 +25,7 @@ describe('POST /api/v1/contacts', () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const to = phone();
 
-    const res = await call(apiKey, 'POST', '/api/v1/contacts', { name: 'Ada Lovelace', phone: to });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', { name: 'Ada Lovelace', phone: to });
 
     expect(res.statusCode).toBe(201);
     const body = res.json();
@@ -46,7 +36,7 @@ describe('POST /api/v1/contacts', () => {
 
   it.each(['15550001111', '+0123456', '+1', '+1234567890123456', '+1 555 000', ''])('refuses the phone %j with 400 invalid_phone_number and stores nothing', async (bad) => {
     const { apiKey, userId } = await createTestUser(api.db);
-    const res = await call(apiKey, 'POST', '/api/v1/contacts', { name: 'x', phone: bad });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', { name: 'x', phone: bad });
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: INVALID_PHONE });
     expect(await api.db.contact.count({ where: { userId } })).toBe(0);
   });
@@ -56,7 +46,7 @@ describe('POST /api/v1/contacts', () => {
     const to = phone();
     await createContact(apiKey, { name: 'first', phone: to });
 
-    const res = await call(apiKey, 'POST', '/api/v1/contacts', { name: 'second', phone: to });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', { name: 'second', phone: to });
 
     expect({ status: res.statusCode, body: res.json() }).toEqual({
       status: 409,
@@ -81,7 +71,7 @@ describe('POST /api/v1/contacts', () => {
     ['a name over 200 characters', { name: 'n'.repeat(201), phone: '+15550001111' }],
   ])('refuses %s with 400 invalid_request', async (_what, payload) => {
     const { apiKey, userId } = await createTestUser(api.db);
-    const res = await call(apiKey, 'POST', '/api/v1/contacts', payload);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', payload);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.any(String) });
     expect(await api.db.contact.count({ where: { userId } })).toBe(0);
@@ -97,7 +87,7 @@ describe('GET, PATCH and DELETE /api/v1/contacts/:id', () => {
   it('gets a contact by id', async () => {
     const { apiKey } = await createTestUser(api.db);
     const created = await createContact(apiKey, { name: 'Grace', phone: phone() });
-    const res = await call(apiKey, 'GET', `/api/v1/contacts/${created.id}`);
+    const res = await call(api.app, apiKey, 'GET', `/api/v1/contacts/${created.id}`);
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: created });
   });
 
@@ -106,16 +96,16 @@ describe('GET, PATCH and DELETE /api/v1/contacts/:id', () => {
     const created = await createContact(apiKey, { name: 'Old', phone: phone() });
     const newPhone = phone();
 
-    const renamed = await call(apiKey, 'PATCH', `/api/v1/contacts/${created.id}`, { name: 'New' });
+    const renamed = await call(api.app, apiKey, 'PATCH', `/api/v1/contacts/${created.id}`, { name: 'New' });
     expect(renamed.statusCode).toBe(200);
     expect(renamed.json()).toMatchObject({ id: created.id, name: 'New', phone: created.phone, created_at: created.created_at });
 
-    const moved = await call(apiKey, 'PATCH', `/api/v1/contacts/${created.id}`, { phone: newPhone });
+    const moved = await call(api.app, apiKey, 'PATCH', `/api/v1/contacts/${created.id}`, { phone: newPhone });
     expect(moved.statusCode).toBe(200);
     expect(moved.json()).toMatchObject({ id: created.id, name: 'New', phone: newPhone });
     expect(Date.parse(moved.json().updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
 
-    const got = await call(apiKey, 'GET', `/api/v1/contacts/${created.id}`);
+    const got = await call(api.app, apiKey, 'GET', `/api/v1/contacts/${created.id}`);
     expect(got.json()).toEqual(moved.json());
   });
 
@@ -125,19 +115,19 @@ describe('GET, PATCH and DELETE /api/v1/contacts/:id', () => {
     const b = await createContact(apiKey, { name: 'b', phone: phone() });
     const url = `/api/v1/contacts/${a.id}`;
 
-    const bad = await call(apiKey, 'PATCH', url, { phone: '555' });
+    const bad = await call(api.app, apiKey, 'PATCH', url, { phone: '555' });
     expect({ status: bad.statusCode, body: bad.json() }).toEqual({ status: 400, body: INVALID_PHONE });
-    const taken = await call(apiKey, 'PATCH', url, { phone: b.phone });
+    const taken = await call(api.app, apiKey, 'PATCH', url, { phone: b.phone });
     expect({ status: taken.statusCode, body: taken.json() }).toEqual({
       status: 409,
       body: { error: 'contact_exists', message: 'A contact with this phone number already exists.' },
     });
     for (const payload of [{}, { nickname: 'x' }]) {
-      const res = await call(apiKey, 'PATCH', url, payload);
+      const res = await call(api.app, apiKey, 'PATCH', url, payload);
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toBe('invalid_request');
     }
-    expect((await call(apiKey, 'GET', url)).json()).toEqual(a);
+    expect((await call(api.app, apiKey, 'GET', url)).json()).toEqual(a);
   });
 
   it('deletes a contact with 204, after which it is 404 everywhere', async () => {
@@ -145,11 +135,11 @@ describe('GET, PATCH and DELETE /api/v1/contacts/:id', () => {
     const created = await createContact(apiKey, { name: 'gone', phone: phone() });
     const url = `/api/v1/contacts/${created.id}`;
 
-    const del = await call(apiKey, 'DELETE', url);
+    const del = await call(api.app, apiKey, 'DELETE', url);
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe('');
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
-      const res = await call(apiKey, method, url, payload);
+      const res = await call(api.app, apiKey, method, url, payload);
       expect({ method, status: res.statusCode, body: res.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
   });
@@ -161,7 +151,7 @@ describe('GET, PATCH and DELETE /api/v1/contacts/:id', () => {
     const { apiKey } = await createTestUser(api.db);
     const url = `/api/v1/contacts/${id()}`;
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
-      const res = await call(apiKey, method, url, payload);
+      const res = await call(api.app, apiKey, method, url, payload);
       expect({ method, status: res.statusCode, body: res.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
   });
@@ -173,26 +163,26 @@ describe('GET, PATCH and DELETE /api/v1/contacts/:id', () => {
     const url = `/api/v1/contacts/${contact.id}`;
 
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'stolen' }], ['DELETE']] as const) {
-      const res = await call(other.apiKey, method, url, payload);
+      const res = await call(api.app, other.apiKey, method, url, payload);
       expect({ method, status: res.statusCode, body: res.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
-    expect((await call(owner.apiKey, 'GET', url)).json()).toEqual(contact);
-    const list = await call(other.apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(contact.phone)}`);
+    expect((await call(api.app, owner.apiKey, 'GET', url)).json()).toEqual(contact);
+    const list = await call(api.app, other.apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(contact.phone)}`);
     expect(list.json()).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
   });
 
   it('removes a deleted contact from its groups (member_count drops, the member list no longer has it)', async () => {
     const { apiKey } = await createTestUser(api.db);
     const [keep, drop] = [phone(), phone()];
-    const group = (await call(apiKey, 'POST', '/api/v1/groups', { name: 'g' })).json();
-    const added = await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [keep, drop] });
+    const group = (await call(api.app, apiKey, 'POST', '/api/v1/groups', { name: 'g' })).json();
+    const added = await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [keep, drop] });
     expect(added.json()).toEqual({ added: 2, member_count: 2 });
-    const dropped = (await call(apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(drop)}`)).json().data[0];
+    const dropped = (await call(api.app, apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(drop)}`)).json().data[0];
 
-    expect((await call(apiKey, 'DELETE', `/api/v1/contacts/${dropped.id}`)).statusCode).toBe(204);
+    expect((await call(api.app, apiKey, 'DELETE', `/api/v1/contacts/${dropped.id}`)).statusCode).toBe(204);
 
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(1);
-    const members = (await call(apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json();
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(1);
+    const members = (await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json();
     expect(members.data.map((m: { phone: string }) => m.phone)).toEqual([keep]);
   });
 });
@@ -201,14 +191,14 @@ describe('GET /api/v1/contacts', () => {
   it('lists the newest first, 20 per page by default, with {data, total, limit, offset}', async () => {
     const { apiKey } = await createTestUser(api.db);
     const phones = Array.from({ length: 25 }, phone);
-    const imported = await call(apiKey, 'POST', '/api/v1/contacts/import', phones.map((p, i) => ({ name: `c${i}`, phone: p })));
+    const imported = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', phones.map((p, i) => ({ name: `c${i}`, phone: p })));
     expect(imported.json()).toEqual({ created: 25, updated: 0 });
     const latest = await createContact(apiKey, { name: 'latest', phone: phone() });
 
-    const first = (await call(apiKey, 'GET', '/api/v1/contacts')).json();
+    const first = (await call(api.app, apiKey, 'GET', '/api/v1/contacts')).json();
     expect({ ...first, data: first.data.length }).toEqual({ data: 20, total: 26, limit: 20, offset: 0 });
     expect(first.data[0]).toEqual(latest);
-    const second = (await call(apiKey, 'GET', '/api/v1/contacts?limit=20&offset=20')).json();
+    const second = (await call(api.app, apiKey, 'GET', '/api/v1/contacts?limit=20&offset=20')).json();
     expect({ ...second, data: second.data.length }).toEqual({ data: 6, total: 26, limit: 20, offset: 20 });
 
     const all = [...first.data, ...second.data].map((c: { phone: string }) => c.phone);
@@ -221,9 +211,9 @@ describe('GET /api/v1/contacts', () => {
     const a = await createContact(apiKey, { name: 'a', phone: phone() });
     const b = await createContact(apiKey, { name: 'b', phone: phone() });
     const c = await createContact(apiKey, { name: 'c', phone: phone() });
-    const list = (await call(apiKey, 'GET', '/api/v1/contacts?limit=2')).json();
+    const list = (await call(api.app, apiKey, 'GET', '/api/v1/contacts?limit=2')).json();
     expect(list).toEqual({ data: [c, b], total: 3, limit: 2, offset: 0 });
-    expect((await call(apiKey, 'GET', '/api/v1/contacts?limit=2&offset=2')).json().data).toEqual([a]);
+    expect((await call(api.app, apiKey, 'GET', '/api/v1/contacts?limit=2&offset=2')).json().data).toEqual([a]);
   });
 
   it('filters by exact phone and by name (contains, any case)', async () => {
@@ -232,20 +222,20 @@ describe('GET /api/v1/contacts', () => {
     const grace = await createContact(apiKey, { name: 'Grace Hopper', phone: phone() });
     const adam = await createContact(apiKey, { name: 'ADAM', phone: phone() });
 
-    const byPhone = (await call(apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(grace.phone)}`)).json();
+    const byPhone = (await call(api.app, apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(grace.phone)}`)).json();
     expect(byPhone).toEqual({ data: [grace], total: 1, limit: 20, offset: 0 });
-    const partialPhone = (await call(apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(grace.phone.slice(0, -1))}`)).json();
+    const partialPhone = (await call(api.app, apiKey, 'GET', `/api/v1/contacts?phone=${encodeURIComponent(grace.phone.slice(0, -1))}`)).json();
     expect(partialPhone.total).toBe(0);
 
-    const byName = (await call(apiKey, 'GET', '/api/v1/contacts?name=ada')).json();
+    const byName = (await call(api.app, apiKey, 'GET', '/api/v1/contacts?name=ada')).json();
     expect(byName).toEqual({ data: [adam, ada], total: 2, limit: 20, offset: 0 });
-    expect((await call(apiKey, 'GET', '/api/v1/contacts?name=HOPP')).json().data).toEqual([grace]);
-    expect((await call(apiKey, 'GET', `/api/v1/contacts?name=ada&phone=${encodeURIComponent(ada.phone)}`)).json().data).toEqual([ada]);
+    expect((await call(api.app, apiKey, 'GET', '/api/v1/contacts?name=HOPP')).json().data).toEqual([grace]);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/contacts?name=ada&phone=${encodeURIComponent(ada.phone)}`)).json().data).toEqual([ada]);
   });
 
   it.each(['limit=0', 'limit=101', 'offset=-1', 'limit=abc'])('refuses the query %s with 400 invalid_request', async (query) => {
     const { apiKey } = await createTestUser(api.db);
-    const res = await call(apiKey, 'GET', `/api/v1/contacts?${query}`);
+    const res = await call(api.app, apiKey, 'GET', `/api/v1/contacts?${query}`);
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('invalid_request');
   });
@@ -256,7 +246,7 @@ describe('POST /api/v1/contacts/import', () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const rows = [{ name: 'a', phone: phone() }, { name: 'b', phone: phone() }, { phone: phone() }];
 
-    const res = await call(apiKey, 'POST', '/api/v1/contacts/import', rows);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', rows);
 
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: { created: 3, updated: 0 } });
     const stored = await api.db.contact.findMany({ where: { userId } });
@@ -268,10 +258,10 @@ describe('POST /api/v1/contacts/import', () => {
     const existing = await createContact(apiKey, { name: 'Old name', phone: phone() });
     const fresh = phone();
 
-    const res = await call(apiKey, 'POST', '/api/v1/contacts/import', [{ name: 'New name', phone: existing.phone }, { name: 'Fresh', phone: fresh }]);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', [{ name: 'New name', phone: existing.phone }, { name: 'Fresh', phone: fresh }]);
 
     expect(res.json()).toEqual({ created: 1, updated: 1 });
-    const got = (await call(apiKey, 'GET', `/api/v1/contacts/${existing.id}`)).json();
+    const got = (await call(api.app, apiKey, 'GET', `/api/v1/contacts/${existing.id}`)).json();
     expect(got).toMatchObject({ id: existing.id, name: 'New name', phone: existing.phone });
   });
 
@@ -290,7 +280,7 @@ describe('POST /api/v1/contacts/import', () => {
       { name: 'rename', phone: existing.phone },
     ];
 
-    const res = await call(apiKey, 'POST', '/api/v1/contacts/import', rows);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', rows);
 
     expect(res.statusCode).toBe(400);
     const body = res.json();
@@ -308,7 +298,7 @@ describe('POST /api/v1/contacts/import', () => {
     const [a, b] = [phone(), phone()];
     const csv = `name,phone\nAda Lovelace,${a}\n"Hopper, Grace",${b}\n`;
 
-    const res = await call(apiKey, 'POST', '/api/v1/contacts/import', csv, { 'content-type': 'text/csv' });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', csv, { 'content-type': 'text/csv' });
 
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: { created: 2, updated: 0 } });
     const stored = await api.db.contact.findMany({ where: { userId }, orderBy: { phone: 'asc' } });
@@ -323,7 +313,7 @@ describe('POST /api/v1/contacts/import', () => {
   it('refuses a CSV with a bad row by its index and imports nothing', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const csv = `name,phone\nok,${phone()}\nbad,555\n`;
-    const res = await call(apiKey, 'POST', '/api/v1/contacts/import', csv, { 'content-type': 'text/csv' });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', csv, { 'content-type': 'text/csv' });
     expect(res.statusCode).toBe(400);
     expect(res.json().errors).toEqual([{ index: 1, message: 'Phone number must be in E.164 format' }]);
     expect(await api.db.contact.count({ where: { userId } })).toBe(0);
@@ -333,7 +323,7 @@ describe('POST /api/v1/contacts/import', () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const rows = Array.from({ length: 10_000 }, (_, i) => ({ name: `bulk ${i}`, phone: phone() }));
 
-    const res = await call(apiKey, 'POST', '/api/v1/contacts/import', rows);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', rows);
 
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: { created: 10_000, updated: 0 } });
     expect(await api.db.contact.count({ where: { userId } })).toBe(10_000);
@@ -343,12 +333,12 @@ describe('POST /api/v1/contacts/import', () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const rows = Array.from({ length: 10_001 }, (_, i) => ({ name: `bulk ${i}`, phone: phone() }));
 
-    const json = await call(apiKey, 'POST', '/api/v1/contacts/import', rows);
+    const json = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', rows);
     expect(json.statusCode).toBe(400);
     expect(json.json().error).toBe('invalid_request');
 
     const csv = `name,phone\n${rows.map((r) => `${r.name},${r.phone}`).join('\n')}\n`;
-    const fromCsv = await call(apiKey, 'POST', '/api/v1/contacts/import', csv, { 'content-type': 'text/csv' });
+    const fromCsv = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', csv, { 'content-type': 'text/csv' });
     expect(fromCsv.statusCode).toBe(400);
     expect(fromCsv.json().error).toBe('invalid_request');
 

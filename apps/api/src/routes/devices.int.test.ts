@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@smsgw/core';
-import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
+import { call, createTestUser, startTestApi, type TestApi, type Method } from '../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -16,15 +16,10 @@ const TOKEN = /^smsgw_dt_[A-Za-z0-9_-]{43}$/;
 const NOT_FOUND = { error: 'not_found', message: 'Device not found' };
 const UNAUTHORIZED = { error: 'unauthorized', message: 'Authentication required' };
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-function call(apiKey: string, method: Method, url: string, payload?: unknown) {
-  return api.app.inject({ method, url, headers: { 'x-api-key': apiKey }, ...(payload !== undefined && { payload: payload as object }) });
-}
-
 /** A user without devices, who registers one through the API. */
 async function userWithRegisteredDevice(name = 'Pixel 8') {
   const user = await createTestUser(api.db, { devices: 0 });
-  const res = await call(user.apiKey, 'POST', '/api/v1/devices', { name });
+  const res = await call(api.app, user.apiKey, 'POST', '/api/v1/devices', { name });
   expect(res.statusCode).toBe(201);
   return { ...user, device: res.json() as { id: string; token: string; [field: string]: unknown } };
 }
@@ -35,7 +30,7 @@ describe('POST /api/v1/devices', () => {
   it('registers a device: 201, the token shown once with the smsgw_dt_ prefix, available at once', async () => {
     const { apiKey, user } = await createTestUser(api.db, { devices: 0 });
     const before = Date.now();
-    const res = await call(apiKey, 'POST', '/api/v1/devices', { name: 'Pixel 8' });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/devices', { name: 'Pixel 8' });
 
     expect(res.statusCode).toBe(201);
     const created = res.json();
@@ -61,10 +56,10 @@ describe('POST /api/v1/devices', () => {
     const { apiKey, device } = await userWithRegisteredDevice();
     const { token, ...record } = device;
 
-    const listed = await call(apiKey, 'GET', '/api/v1/devices');
+    const listed = await call(api.app, apiKey, 'GET', '/api/v1/devices');
     expect(listed.statusCode).toBe(200);
     expect(listed.json()).toEqual({ data: [record] });
-    const one = await call(apiKey, 'GET', `/api/v1/devices/${device.id}`);
+    const one = await call(api.app, apiKey, 'GET', `/api/v1/devices/${device.id}`);
     expect(one.statusCode).toBe(200);
     expect(one.json()).toEqual(record);
     expect(listed.body + one.body).not.toContain(token);
@@ -77,7 +72,7 @@ describe('POST /api/v1/devices', () => {
     ['a field is unknown', { name: 'x', token: 'mine' }, 'token'],
   ])('refuses with 400 invalid_request when %s, registering nothing', async (_name, payload, field) => {
     const { apiKey, user } = await createTestUser(api.db, { devices: 0 });
-    const res = await call(apiKey, 'POST', '/api/v1/devices', payload);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/devices', payload);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining(field) });
     expect(await api.db.device.count({ where: { userId: user.id } })).toBe(0);
@@ -92,20 +87,20 @@ describe('POST /api/v1/devices', () => {
 describe('GET /api/v1/devices', () => {
   it("lists only the caller's devices, oldest first", async () => {
     const alice = await userWithRegisteredDevice('alice phone 1');
-    const second = (await call(alice.apiKey, 'POST', '/api/v1/devices', { name: 'alice phone 2' })).json();
+    const second = (await call(api.app, alice.apiKey, 'POST', '/api/v1/devices', { name: 'alice phone 2' })).json();
     const bob = await userWithRegisteredDevice('bob phone');
 
-    const aliceList = (await call(alice.apiKey, 'GET', '/api/v1/devices')).json().data as { id: string }[];
+    const aliceList = (await call(api.app, alice.apiKey, 'GET', '/api/v1/devices')).json().data as { id: string }[];
     expect(aliceList.map((d) => d.id)).toEqual([alice.device.id, second.id]);
-    const bobList = (await call(bob.apiKey, 'GET', '/api/v1/devices')).json().data as { id: string }[];
+    const bobList = (await call(api.app, bob.apiKey, 'GET', '/api/v1/devices')).json().data as { id: string }[];
     expect(bobList.map((d) => d.id)).toEqual([bob.device.id]);
   });
 });
 
 describe('availability', () => {
   async function available(apiKey: string, id: string): Promise<boolean> {
-    const one = (await call(apiKey, 'GET', `/api/v1/devices/${id}`)).json();
-    const listed = (await call(apiKey, 'GET', '/api/v1/devices')).json().data.find((d: { id: string }) => d.id === id);
+    const one = (await call(api.app, apiKey, 'GET', `/api/v1/devices/${id}`)).json();
+    const listed = (await call(api.app, apiKey, 'GET', '/api/v1/devices')).json().data.find((d: { id: string }) => d.id === id);
     expect(listed.available).toBe(one.available);
     return one.available;
   }
@@ -124,19 +119,19 @@ describe('availability', () => {
   it('is false for a device never seen', async () => {
     const { apiKey, device } = await userWithRegisteredDevice();
     await api.db.device.update({ where: { id: device.id }, data: { lastSeenAt: null } });
-    const record = (await call(apiKey, 'GET', `/api/v1/devices/${device.id}`)).json();
+    const record = (await call(api.app, apiKey, 'GET', `/api/v1/devices/${device.id}`)).json();
     expect(record).toMatchObject({ available: false, last_seen_at: null });
   });
 
   it('is false while the device is disabled, however recently seen, and true again once enabled', async () => {
     const { apiKey, device } = await userWithRegisteredDevice();
 
-    const disabled = await call(apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { enabled: false });
+    const disabled = await call(api.app, apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { enabled: false });
     expect(disabled.statusCode).toBe(200);
     expect(disabled.json()).toMatchObject({ enabled: false, available: false });
     expect(await available(apiKey, device.id)).toBe(false);
 
-    const enabled = await call(apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { enabled: true });
+    const enabled = await call(api.app, apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { enabled: true });
     expect(enabled.json()).toMatchObject({ enabled: true, available: true });
   });
 });
@@ -146,18 +141,18 @@ describe('PATCH /api/v1/devices/:id', () => {
     const { apiKey, device } = await userWithRegisteredDevice('old name');
     await api.db.device.update({ where: { id: device.id }, data: { updatedAt: new Date('2026-01-01T00:00:00.000Z') } });
 
-    const res = await call(apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { name: 'new name' });
+    const res = await call(api.app, apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { name: 'new name' });
     expect(res.statusCode).toBe(200);
     const record = res.json();
     expect(record).toMatchObject({ id: device.id, name: 'new name', enabled: true, available: true, created_at: device.created_at });
     expect(Date.parse(record.updated_at)).toBeGreaterThan(Date.parse('2026-01-01T00:00:00.000Z'));
     expect(record).not.toHaveProperty('token');
-    expect((await call(apiKey, 'GET', `/api/v1/devices/${device.id}`)).json().name).toBe('new name');
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/devices/${device.id}`)).json().name).toBe('new name');
   });
 
   it('changes name and enabled together', async () => {
     const { apiKey, device } = await userWithRegisteredDevice();
-    const res = await call(apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { name: 'spare', enabled: false });
+    const res = await call(api.app, apiKey, 'PATCH', `/api/v1/devices/${device.id}`, { name: 'spare', enabled: false });
     expect(res.json()).toMatchObject({ name: 'spare', enabled: false });
     const row = await api.db.device.findUniqueOrThrow({ where: { id: device.id } });
     expect({ name: row.name, enabled: row.enabled }).toEqual({ name: 'spare', enabled: false });
@@ -171,7 +166,7 @@ describe('PATCH /api/v1/devices/:id', () => {
     ['enabled is null', { enabled: null }, 'enabled'],
   ])('refuses with 400 invalid_request when %s, changing nothing', async (_name, payload, named) => {
     const { apiKey, device } = await userWithRegisteredDevice('unchanged');
-    const res = await call(apiKey, 'PATCH', `/api/v1/devices/${device.id}`, payload);
+    const res = await call(api.app, apiKey, 'PATCH', `/api/v1/devices/${device.id}`, payload);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining(named) });
     const row = await api.db.device.findUniqueOrThrow({ where: { id: device.id } });
@@ -186,18 +181,18 @@ describe("another user's device, and ids that are not devices", () => {
     const url = `/api/v1/devices/${owner.device.id}`;
 
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'stolen', enabled: false }], ['DELETE']] as [Method, unknown?][]) {
-      const res = await call(intruder.apiKey, method, url, payload);
+      const res = await call(api.app, intruder.apiKey, method, url, payload);
       expect({ method, status: res.statusCode, body: res.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
     const row = await api.db.device.findUniqueOrThrow({ where: { id: owner.device.id } });
     expect({ name: row.name, enabled: row.enabled, deletedAt: row.deletedAt }).toEqual({ name: 'owned', enabled: true, deletedAt: null });
-    expect((await call(intruder.apiKey, 'GET', '/api/v1/devices')).json()).toEqual({ data: [] });
+    expect((await call(api.app, intruder.apiKey, 'GET', '/api/v1/devices')).json()).toEqual({ data: [] });
   });
 
   it.each([['not-a-uuid'], ['12345'], [newId()]])('answers 404 to GET, PATCH and DELETE of the id %j', async (id) => {
     const { apiKey } = await createTestUser(api.db, { devices: 0 });
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as [Method, unknown?][]) {
-      const res = await call(apiKey, method, `/api/v1/devices/${id}`, payload);
+      const res = await call(api.app, apiKey, method, `/api/v1/devices/${id}`, payload);
       expect({ method, status: res.statusCode, body: res.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
   });
@@ -206,23 +201,23 @@ describe("another user's device, and ids that are not devices", () => {
 describe('DELETE /api/v1/devices/:id', () => {
   it('deletes a device: 204, then 404 to GET, PATCH and DELETE, and gone from the list', async () => {
     const { apiKey, device } = await userWithRegisteredDevice();
-    const kept = (await call(apiKey, 'POST', '/api/v1/devices', { name: 'kept' })).json();
+    const kept = (await call(api.app, apiKey, 'POST', '/api/v1/devices', { name: 'kept' })).json();
 
-    const res = await call(apiKey, 'DELETE', `/api/v1/devices/${device.id}`);
+    const res = await call(api.app, apiKey, 'DELETE', `/api/v1/devices/${device.id}`);
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
 
     for (const [method, payload] of [['GET'], ['PATCH', { enabled: true }], ['DELETE']] as [Method, unknown?][]) {
-      const after = await call(apiKey, method, `/api/v1/devices/${device.id}`, payload);
+      const after = await call(api.app, apiKey, method, `/api/v1/devices/${device.id}`, payload);
       expect({ method, status: after.statusCode, body: after.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
-    const listed = (await call(apiKey, 'GET', '/api/v1/devices')).json().data as { id: string }[];
+    const listed = (await call(api.app, apiKey, 'GET', '/api/v1/devices')).json().data as { id: string }[];
     expect(listed.map((d) => d.id)).toEqual([kept.id]);
   });
 
   it('keeps the row, disabled, so that its messages still name it', async () => {
     const { apiKey, device } = await userWithRegisteredDevice();
-    expect((await call(apiKey, 'DELETE', `/api/v1/devices/${device.id}`)).statusCode).toBe(204);
+    expect((await call(api.app, apiKey, 'DELETE', `/api/v1/devices/${device.id}`)).statusCode).toBe(204);
     const row = await api.db.device.findUniqueOrThrow({ where: { id: device.id } });
     expect(row.enabled).toBe(false);
     expect(row.deletedAt).toBeInstanceOf(Date);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestUser, startTestApi, uniquePhone as phone, type TestApi } from '../testing/test-api.ts';
+import { call, createTestUser, startTestApi, uniquePhone as phone, type TestApi, type Method } from '../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -9,11 +9,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
 });
-
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-function call(apiKey: string, method: Method, url: string, payload?: unknown) {
-  return api.app.inject({ method, url, headers: { 'x-api-key': apiKey }, ...(payload !== undefined && { payload: payload as object }) });
-}
 
 interface Group {
   id: string;
@@ -24,13 +19,13 @@ interface Group {
 }
 
 async function createGroup(apiKey: string, name = `group-${randomUUID().slice(0, 8)}`): Promise<Group> {
-  const res = await call(apiKey, 'POST', '/api/v1/groups', { name });
+  const res = await call(api.app, apiKey, 'POST', '/api/v1/groups', { name });
   expect(res.statusCode).toBe(201);
   return res.json();
 }
 
 async function createContact(apiKey: string, name = 'someone', to = phone()): Promise<{ id: string; name: string; phone: string }> {
-  const res = await call(apiKey, 'POST', '/api/v1/contacts', { name, phone: to });
+  const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', { name, phone: to });
   expect(res.statusCode).toBe(201);
   return res.json();
 }
@@ -41,10 +36,10 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 describe('groups CRUD', () => {
   it('creates a group with 201 and exactly {id, name, member_count: 0, created_at, updated_at}', async () => {
     const { apiKey } = await createTestUser(api.db);
-    const res = await call(apiKey, 'POST', '/api/v1/groups', { name: 'Customers' });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/groups', { name: 'Customers' });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual({ id: expect.any(String), name: 'Customers', member_count: 0, created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) });
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${res.json().id}`)).json()).toEqual(res.json());
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${res.json().id}`)).json()).toEqual(res.json());
   });
 
   it.each([
@@ -54,7 +49,7 @@ describe('groups CRUD', () => {
     ['an unknown field', { name: 'g', color: 'red' }],
   ])('refuses %s with 400 invalid_request', async (_what, payload) => {
     const { apiKey, userId } = await createTestUser(api.db);
-    const res = await call(apiKey, 'POST', '/api/v1/groups', payload);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/groups', payload);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.any(String) });
     expect(await api.db.group.count({ where: { userId } })).toBe(0);
@@ -64,21 +59,21 @@ describe('groups CRUD', () => {
     const { apiKey } = await createTestUser(api.db);
     const a = await createGroup(apiKey, 'a');
     const b = await createGroup(apiKey, 'b');
-    await call(apiKey, 'POST', `/api/v1/groups/${a.id}/members`, { phones: [phone(), phone()] });
+    await call(api.app, apiKey, 'POST', `/api/v1/groups/${a.id}/members`, { phones: [phone(), phone()] });
     const c = await createGroup(apiKey, 'c');
 
-    const list = (await call(apiKey, 'GET', '/api/v1/groups')).json();
+    const list = (await call(api.app, apiKey, 'GET', '/api/v1/groups')).json();
     expect(list).toEqual({ data: [c, b, { ...a, member_count: 2 }], total: 3, limit: 20, offset: 0 });
-    expect((await call(apiKey, 'GET', '/api/v1/groups?limit=1&offset=1')).json()).toEqual({ data: [b], total: 3, limit: 1, offset: 1 });
+    expect((await call(api.app, apiKey, 'GET', '/api/v1/groups?limit=1&offset=1')).json()).toEqual({ data: [b], total: 3, limit: 1, offset: 1 });
   });
 
   it('renames a group and refuses an empty name', async () => {
     const { apiKey } = await createTestUser(api.db);
     const group = await createGroup(apiKey, 'before');
-    const res = await call(apiKey, 'PATCH', `/api/v1/groups/${group.id}`, { name: 'after' });
+    const res = await call(api.app, apiKey, 'PATCH', `/api/v1/groups/${group.id}`, { name: 'after' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ id: group.id, name: 'after', member_count: 0, created_at: group.created_at });
-    const bad = await call(apiKey, 'PATCH', `/api/v1/groups/${group.id}`, { name: '' });
+    const bad = await call(api.app, apiKey, 'PATCH', `/api/v1/groups/${group.id}`, { name: '' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toBe('invalid_request');
   });
@@ -86,12 +81,12 @@ describe('groups CRUD', () => {
   it('deletes a group with 204; its contacts stay', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const group = await createGroup(apiKey);
-    await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [phone()] });
+    await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [phone()] });
 
-    const res = await call(apiKey, 'DELETE', `/api/v1/groups/${group.id}`);
+    const res = await call(api.app, apiKey, 'DELETE', `/api/v1/groups/${group.id}`);
 
     expect(res.statusCode).toBe(204);
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}`)).statusCode).toBe(404);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}`)).statusCode).toBe(404);
     expect(await api.db.contact.count({ where: { userId } })).toBe(1);
   });
 
@@ -111,7 +106,7 @@ describe('groups CRUD', () => {
       ['DELETE', `/api/v1/groups/${gid}/members/${contact.id}`],
     ];
     for (const [method, url, payload] of calls) {
-      const res = await call(apiKey, method, url, payload);
+      const res = await call(api.app, apiKey, method, url, payload);
       expect({ method, url, status: res.statusCode, body: res.json() }).toEqual({ method, url, status: 404, body: NOT_FOUND });
     }
   });
@@ -121,7 +116,7 @@ describe('groups CRUD', () => {
     const other = await createTestUser(api.db);
     const group = await createGroup(owner.apiKey, 'private');
     const member = await createContact(owner.apiKey);
-    await call(owner.apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [member.id] });
+    await call(api.app, owner.apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [member.id] });
     const theirs = await createContact(other.apiKey);
     const calls: [Method, string, unknown?][] = [
       ['GET', `/api/v1/groups/${group.id}`],
@@ -133,11 +128,11 @@ describe('groups CRUD', () => {
       ['DELETE', `/api/v1/groups/${group.id}`],
     ];
     for (const [method, url, payload] of calls) {
-      const res = await call(other.apiKey, method, url, payload);
+      const res = await call(api.app, other.apiKey, method, url, payload);
       expect({ method, url, status: res.statusCode, body: res.json() }).toEqual({ method, url, status: 404, body: NOT_FOUND });
     }
-    expect((await call(other.apiKey, 'GET', '/api/v1/groups')).json()).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
-    expect((await call(owner.apiKey, 'GET', `/api/v1/groups/${group.id}`)).json()).toMatchObject({ name: 'private', member_count: 1 });
+    expect((await call(api.app, other.apiKey, 'GET', '/api/v1/groups')).json()).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
+    expect((await call(api.app, owner.apiKey, 'GET', `/api/v1/groups/${group.id}`)).json()).toMatchObject({ name: 'private', member_count: 1 });
     expect(await api.db.contact.count({ where: { userId: other.userId } })).toBe(1);
   });
 });
@@ -149,12 +144,12 @@ describe('group members', () => {
     const known = await createContact(apiKey, 'Known');
     const newPhone = phone();
 
-    const res = await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [known.id], phones: [newPhone, known.phone] });
+    const res = await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [known.id], phones: [newPhone, known.phone] });
 
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 200, body: { added: 2, member_count: 2 } });
     const created = await api.db.contact.findFirstOrThrow({ where: { userId, phone: newPhone } });
     expect(created.name).toBe('');
-    const members = (await call(apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json();
+    const members = (await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json();
     expect(members.data.map((m: { phone: string }) => m.phone).sort()).toEqual([known.phone, newPhone].sort());
     expect(members.total).toBe(2);
     expect(await api.db.contact.count({ where: { userId } })).toBe(2);
@@ -166,13 +161,13 @@ describe('group members', () => {
     const contact = await createContact(apiKey);
     const p = phone();
 
-    const first = await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [contact.id, contact.id], phones: [p, p] });
+    const first = await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [contact.id, contact.id], phones: [p, p] });
     expect(first.json()).toEqual({ added: 2, member_count: 2 });
-    const again = await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [contact.id], phones: [p, contact.phone] });
+    const again = await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [contact.id], phones: [p, contact.phone] });
     expect(again.json()).toEqual({ added: 0, member_count: 2 });
 
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(2);
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json().total).toBe(2);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(2);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json().total).toBe(2);
   });
 
   it("refuses another user's contact id (and an unknown or malformed id) with 400 contact_not_found and adds nothing", async () => {
@@ -183,30 +178,30 @@ describe('group members', () => {
     const theirs = await createContact(other.apiKey);
 
     for (const bad of [theirs.id, randomUUID(), 'not-a-uuid']) {
-      const res = await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [mine.id, bad], phones: [phone()] });
+      const res = await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [mine.id, bad], phones: [phone()] });
       expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error: 'contact_not_found', message: `Contact ${bad} not found.` } });
     }
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(0);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(0);
     expect(await api.db.groupMember.count({ where: { contactId: theirs.id } })).toBe(0);
   });
 
   it('refuses a bad phone with 400 invalid_phone_number and adds and creates nothing', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const group = await createGroup(apiKey);
-    const res = await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [phone(), '0044123'] });
+    const res = await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [phone(), '0044123'] });
     expect({ status: res.statusCode, body: res.json() }).toEqual({
       status: 400,
       body: { error: 'invalid_phone_number', message: 'Phone number must be in E.164 format' },
     });
     expect(await api.db.contact.count({ where: { userId } })).toBe(0);
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(0);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(0);
   });
 
   it('refuses an empty body and unknown fields with 400 invalid_request', async () => {
     const { apiKey } = await createTestUser(api.db);
     const group = await createGroup(apiKey);
     for (const payload of [{}, { members: [] }, { phones: 'x' }]) {
-      const res = await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, payload);
+      const res = await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, payload);
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toBe('invalid_request');
     }
@@ -218,12 +213,12 @@ describe('group members', () => {
     const phones = Array.from({ length: 23 }, phone);
     // Added one request at a time, so that each joins after the one before.
     for (const p of phones) {
-      expect((await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [p] })).statusCode).toBe(200);
+      expect((await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { phones: [p] })).statusCode).toBe(200);
     }
 
-    const first = (await call(apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json();
+    const first = (await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json();
     expect({ total: first.total, limit: first.limit, offset: first.offset }).toEqual({ total: 23, limit: 20, offset: 0 });
-    const second = (await call(apiKey, 'GET', `/api/v1/groups/${group.id}/members?offset=20`)).json();
+    const second = (await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}/members?offset=20`)).json();
     expect([...first.data, ...second.data].map((m: { phone: string }) => m.phone)).toEqual(phones);
     expect(first.data[0]).toEqual({ id: expect.any(String), name: '', phone: phones[0], created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) });
   });
@@ -232,16 +227,16 @@ describe('group members', () => {
     const { apiKey } = await createTestUser(api.db);
     const group = await createGroup(apiKey);
     const [a, b] = [await createContact(apiKey), await createContact(apiKey)];
-    await call(apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [a.id, b.id] });
+    await call(api.app, apiKey, 'POST', `/api/v1/groups/${group.id}/members`, { contact_ids: [a.id, b.id] });
 
-    const res = await call(apiKey, 'DELETE', `/api/v1/groups/${group.id}/members/${a.id}`);
+    const res = await call(api.app, apiKey, 'DELETE', `/api/v1/groups/${group.id}/members/${a.id}`);
     expect(res.statusCode).toBe(204);
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(1);
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json().data.map((m: { id: string }) => m.id)).toEqual([b.id]);
-    expect((await call(apiKey, 'GET', `/api/v1/contacts/${a.id}`)).statusCode).toBe(200);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}`)).json().member_count).toBe(1);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}/members`)).json().data.map((m: { id: string }) => m.id)).toEqual([b.id]);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/contacts/${a.id}`)).statusCode).toBe(200);
 
     for (const contactId of [a.id, randomUUID(), 'junk']) {
-      const again = await call(apiKey, 'DELETE', `/api/v1/groups/${group.id}/members/${contactId}`);
+      const again = await call(api.app, apiKey, 'DELETE', `/api/v1/groups/${group.id}/members/${contactId}`);
       expect({ status: again.statusCode, body: again.json() }).toEqual({ status: 404, body: { error: 'not_found', message: 'Member not found' } });
     }
   });

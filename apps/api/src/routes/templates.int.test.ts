@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
+import { call, createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -9,11 +9,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
 });
-
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-function call(apiKey: string, method: Method, url: string, payload?: unknown) {
-  return api.app.inject({ method, url, headers: { 'x-api-key': apiKey }, ...(payload !== undefined && { payload: payload as object }) });
-}
 
 interface Template {
   id: string;
@@ -25,7 +20,7 @@ interface Template {
 }
 
 async function createTemplate(apiKey: string, body: string, name = 'tpl'): Promise<Template> {
-  const res = await call(apiKey, 'POST', '/api/v1/templates', { name, body });
+  const res = await call(api.app, apiKey, 'POST', '/api/v1/templates', { name, body });
   expect(res.statusCode).toBe(201);
   return res.json();
 }
@@ -38,7 +33,7 @@ describe('templates CRUD', () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const body = 'Hi {{name}}, your code is {{code}} ({{phone}}), valid {{minutes}} min. {{code}} {{name}}';
 
-    const res = await call(apiKey, 'POST', '/api/v1/templates', { name: 'OTP', body });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/templates', { name: 'OTP', body });
 
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual({
@@ -58,9 +53,9 @@ describe('templates CRUD', () => {
     const b = await createTemplate(apiKey, 'b', 'b');
     const c = await createTemplate(apiKey, 'c {{phone}}', 'c');
 
-    expect((await call(apiKey, 'GET', `/api/v1/templates/${a.id}`)).json()).toEqual(a);
-    expect((await call(apiKey, 'GET', '/api/v1/templates')).json()).toEqual({ data: [c, b, a], total: 3, limit: 20, offset: 0 });
-    expect((await call(apiKey, 'GET', '/api/v1/templates?limit=1&offset=2')).json()).toEqual({ data: [a], total: 3, limit: 1, offset: 2 });
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/templates/${a.id}`)).json()).toEqual(a);
+    expect((await call(api.app, apiKey, 'GET', '/api/v1/templates')).json()).toEqual({ data: [c, b, a], total: 3, limit: 20, offset: 0 });
+    expect((await call(api.app, apiKey, 'GET', '/api/v1/templates?limit=1&offset=2')).json()).toEqual({ data: [a], total: 3, limit: 1, offset: 2 });
     expect(b.variables).toEqual({ reserved: [], custom: [] });
   });
 
@@ -68,21 +63,21 @@ describe('templates CRUD', () => {
     const { apiKey } = await createTestUser(api.db);
     const t = await createTemplate(apiKey, 'Hello {{name}}', 'before');
 
-    const res = await call(apiKey, 'PATCH', `/api/v1/templates/${t.id}`, { body: 'Code {{otp}} for {{phone}}' });
+    const res = await call(api.app, apiKey, 'PATCH', `/api/v1/templates/${t.id}`, { body: 'Code {{otp}} for {{phone}}' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ id: t.id, name: 'before', body: 'Code {{otp}} for {{phone}}', variables: { reserved: ['phone'], custom: ['otp'] } });
-    const renamed = await call(apiKey, 'PATCH', `/api/v1/templates/${t.id}`, { name: 'after' });
+    const renamed = await call(api.app, apiKey, 'PATCH', `/api/v1/templates/${t.id}`, { name: 'after' });
     expect(renamed.json()).toMatchObject({ name: 'after', body: 'Code {{otp}} for {{phone}}' });
-    expect((await call(apiKey, 'GET', `/api/v1/templates/${t.id}`)).json()).toEqual(renamed.json());
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/templates/${t.id}`)).json()).toEqual(renamed.json());
   });
 
   it('deletes a template with 204, after which it is 404', async () => {
     const { apiKey } = await createTestUser(api.db);
     const t = await createTemplate(apiKey, 'bye');
-    const res = await call(apiKey, 'DELETE', `/api/v1/templates/${t.id}`);
+    const res = await call(api.app, apiKey, 'DELETE', `/api/v1/templates/${t.id}`);
     expect(res.statusCode).toBe(204);
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
-      const again = await call(apiKey, method, `/api/v1/templates/${t.id}`, payload);
+      const again = await call(api.app, apiKey, method, `/api/v1/templates/${t.id}`, payload);
       expect({ method, status: again.statusCode, body: again.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
   });
@@ -94,7 +89,7 @@ describe('templates CRUD', () => {
     const { apiKey } = await createTestUser(api.db);
     const url = `/api/v1/templates/${id()}`;
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
-      const res = await call(apiKey, method, url, payload);
+      const res = await call(api.app, apiKey, method, url, payload);
       expect({ method, status: res.statusCode, body: res.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
   });
@@ -104,18 +99,18 @@ describe('templates CRUD', () => {
     const other = await createTestUser(api.db);
     const t = await createTemplate(owner.apiKey, 'Secret {{code}}', 'private');
     for (const [method, payload] of [['GET'], ['PATCH', { name: 'stolen' }], ['PATCH', { body: 'x' }], ['DELETE']] as const) {
-      const res = await call(other.apiKey, method, `/api/v1/templates/${t.id}`, payload);
+      const res = await call(api.app, other.apiKey, method, `/api/v1/templates/${t.id}`, payload);
       expect({ method, status: res.statusCode, body: res.json() }).toEqual({ method, status: 404, body: NOT_FOUND });
     }
-    expect((await call(other.apiKey, 'GET', '/api/v1/templates')).json()).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
-    expect((await call(owner.apiKey, 'GET', `/api/v1/templates/${t.id}`)).json()).toEqual(t);
+    expect((await call(api.app, other.apiKey, 'GET', '/api/v1/templates')).json()).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
+    expect((await call(api.app, owner.apiKey, 'GET', `/api/v1/templates/${t.id}`)).json()).toEqual(t);
   });
 });
 
 describe('template validation', () => {
   it.each(['{{1x}}', '{{ name }}', '{{a-b}}', '{{}}', '{{first name}}'])('refuses the placeholder %s on create with 400 invalid_request naming it', async (placeholder) => {
     const { apiKey, userId } = await createTestUser(api.db);
-    const res = await call(apiKey, 'POST', '/api/v1/templates', { name: 't', body: `Hello ${placeholder}` });
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/templates', { name: 't', body: `Hello ${placeholder}` });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining(placeholder) });
     expect(await api.db.template.count({ where: { userId } })).toBe(0);
@@ -124,10 +119,10 @@ describe('template validation', () => {
   it('refuses an invalid placeholder on patch with 400 invalid_request and keeps the old body', async () => {
     const { apiKey } = await createTestUser(api.db);
     const t = await createTemplate(apiKey, 'Good {{code}}');
-    const res = await call(apiKey, 'PATCH', `/api/v1/templates/${t.id}`, { body: 'Bad {{ code }}' });
+    const res = await call(api.app, apiKey, 'PATCH', `/api/v1/templates/${t.id}`, { body: 'Bad {{ code }}' });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining('{{ code }}') });
-    expect((await call(apiKey, 'GET', `/api/v1/templates/${t.id}`)).json()).toEqual(t);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/templates/${t.id}`)).json()).toEqual(t);
   });
 
   it.each([
@@ -139,7 +134,7 @@ describe('template validation', () => {
     ['a NUL character', { name: 't', body: 'a\u0000b' }],
   ])('refuses %s on create with 400 invalid_request', async (_what, payload) => {
     const { apiKey, userId } = await createTestUser(api.db);
-    const res = await call(apiKey, 'POST', '/api/v1/templates', payload);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/templates', payload);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.any(String) });
     expect(await api.db.template.count({ where: { userId } })).toBe(0);
@@ -155,7 +150,7 @@ describe('template validation', () => {
     const { apiKey } = await createTestUser(api.db);
     const t = await createTemplate(apiKey, 'x');
     for (const payload of [{}, { lang: 'en' }]) {
-      const res = await call(apiKey, 'PATCH', `/api/v1/templates/${t.id}`, payload);
+      const res = await call(api.app, apiKey, 'PATCH', `/api/v1/templates/${t.id}`, payload);
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toBe('invalid_request');
     }

@@ -95,3 +95,26 @@ export async function countJobs(queue: DispatchQueue): Promise<number> {
 export function send(app: FastifyInstance, apiKey: string, body: unknown, headers: Record<string, string> = {}) {
   return app.inject({ method: 'POST', url: '/api/sms/send', headers: { 'x-api-key': apiKey, ...headers }, payload: body as object });
 }
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** A request with the caller's API key through inject. */
+export function call(app: FastifyInstance, apiKey: string, method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) {
+  return app.inject({
+    method,
+    url,
+    headers: { 'x-api-key': apiKey, ...headers },
+    ...(payload !== undefined && { payload: payload as string | object }),
+  });
+}
+
+/** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
+export async function sendFootprint(api: TestApi, userId: string) {
+  const [messages, batches, quota, jobs] = await Promise.all([
+    api.db.message.count({ where: { userId } }),
+    api.db.batch.count({ where: { userId } }),
+    api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
+    countJobs(api.queue),
+  ]);
+  return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevice } from '@smsgw/db';
-import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
+import { createTestUser, send, sendFootprint, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -15,22 +15,6 @@ function newKey(): string {
   return `key-${randomBytes(12).toString('hex')}`;
 }
 
-async function jobCount(): Promise<number> {
-  const counts = await api.queue.getJobCounts();
-  return Object.values(counts).reduce((sum, n) => sum + n, 0);
-}
-
-/** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
-async function footprint(userId: string) {
-  const [messages, batches, quota, jobs] = await Promise.all([
-    api.db.message.count({ where: { userId } }),
-    api.db.batch.count({ where: { userId } }),
-    api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
-    jobCount(),
-  ]);
-  return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
-}
-
 const withKey = (key: string) => ({ 'idempotency-key': key });
 
 describe('Idempotency-Key on POST /api/sms/send', () => {
@@ -42,7 +26,7 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
     const first = await send(api.app, apiKey, payload, withKey(key));
     expect(first.statusCode).toBe(200);
     expect(first.headers['idempotency-replayed']).toBeUndefined();
-    const after = await footprint(user.id);
+    const after = await sendFootprint(api, user.id);
     expect(after).toMatchObject({ messages: 2, batches: 1, quotaUsed: 2 });
 
     const again = await send(api.app, apiKey, payload, withKey(key));
@@ -50,7 +34,7 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
     expect(again.statusCode).toBe(200);
     expect(again.headers['idempotency-replayed']).toBe('true');
     expect(again.json()).toEqual(first.json());
-    expect(await footprint(user.id)).toEqual(after);
+    expect(await sendFootprint(api, user.id)).toEqual(after);
   });
 
   it('replays a one-recipient response without batch_id', async () => {
@@ -73,7 +57,7 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
     const key = newKey();
     const first = await send(api.app, apiKey, { recipients: [phone()], body: 'first' }, withKey(key));
     expect(first.statusCode).toBe(200);
-    const before = await footprint(user.id);
+    const before = await sendFootprint(api, user.id);
 
     const other = await send(api.app, apiKey, { recipients: [phone()], body: 'second' }, withKey(key));
 
@@ -81,7 +65,7 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
       status: 422,
       body: { error: 'idempotency_key_reused', message: expect.any(String) },
     });
-    expect(await footprint(user.id)).toEqual(before);
+    expect(await sendFootprint(api, user.id)).toEqual(before);
   });
 
   it('answers 400 invalid_request naming the header for a key of 256 characters, and accepts 255', async () => {
@@ -185,7 +169,7 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
       UPDATE idempotency_keys SET completed_at = NULL, response_code = NULL, response_body = NULL, created_at = now()
       WHERE user_id = ${user.id}::uuid AND key = ${key}`;
     expect(reset).toBe(1);
-    const before = await footprint(user.id);
+    const before = await sendFootprint(api, user.id);
 
     const res = await send(api.app, apiKey, payload, withKey(key));
 
@@ -193,7 +177,7 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
       status: 409,
       body: { error: 'idempotency_key_in_use', message: expect.any(String) },
     });
-    expect(await footprint(user.id)).toEqual(before);
+    expect(await sendFootprint(api, user.id)).toEqual(before);
   });
 
   it('never gives two sets of message ids for concurrent identical requests with one key', async () => {
@@ -212,7 +196,7 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
     for (const r of responses.filter((x) => x.statusCode === 409)) {
       expect(r.json()).toEqual({ error: 'idempotency_key_in_use', message: expect.any(String) });
     }
-    expect(await footprint(user.id)).toMatchObject({ messages: 2, batches: 1, quotaUsed: 2 });
+    expect(await sendFootprint(api, user.id)).toMatchObject({ messages: 2, batches: 1, quotaUsed: 2 });
   });
 
   it('treats a key older than 24 hours as new: the same key and body send again', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
+import { countJobs, createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 // A small default, so that tests can reach it and tell it apart from a user's own limit.
 const DEFAULT_QUOTA = 10;
@@ -21,11 +21,6 @@ function currentMonth() {
   const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   const previous = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
   return { label: start.toISOString().slice(0, 7), start, next, previous };
-}
-
-async function jobCount(): Promise<number> {
-  const counts = await api.queue.getJobCounts();
-  return Object.values(counts).reduce((sum, n) => sum + n, 0);
 }
 
 async function usedThisMonth(userId: string): Promise<number> {
@@ -133,7 +128,7 @@ describe('monthly quota on POST /api/sms/send', () => {
   it('refuses a request for n messages with fewer than n left as a whole: nothing stored, charged or enqueued', async () => {
     const { apiKey, user } = await createTestUser(api.db, { monthlyQuota: 100 });
     await api.db.quotaUsage.create({ data: { userId: user.id, period: currentMonth().start, used: 95 } });
-    const jobsBefore = await jobCount();
+    const jobsBefore = await countJobs(api.queue);
 
     const res = await send(api.app, apiKey, { recipients: phones(6), body: 'six of five' });
 
@@ -141,7 +136,7 @@ describe('monthly quota on POST /api/sms/send', () => {
     expect(await usedThisMonth(user.id)).toBe(95);
     expect(await api.db.message.count({ where: { userId: user.id } })).toBe(0);
     expect(await api.db.batch.count({ where: { userId: user.id } })).toBe(0);
-    expect(await jobCount()).toBe(jobsBefore);
+    expect(await countJobs(api.queue)).toBe(jobsBefore);
 
     const exact = await send(api.app, apiKey, { recipients: phones(5), body: 'five of five' });
     expect(exact.statusCode).toBe(200);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Dispatcher } from '@smsgw/dispatcher';
 import { startTestDispatcher } from '@smsgw/dispatcher/testing';
-import { countJobs, createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
+import { call, countJobs, createTestUser, send, sendFootprint, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 let api: TestApi;
 const dispatchers: Dispatcher[] = [];
@@ -17,56 +17,40 @@ afterAll(async () => {
   await api?.close();
 });
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-function call(apiKey: string, method: Method, url: string, payload?: unknown) {
-  return api.app.inject({ method, url, headers: { 'x-api-key': apiKey }, ...(payload !== undefined && { payload: payload as object }) });
-}
-
 function sendTemplate(apiKey: string, body: unknown) {
-  return call(apiKey, 'POST', '/api/sms/send-template', body);
+  return call(api.app, apiKey, 'POST', '/api/sms/send-template', body);
 }
 
 async function createTemplate(apiKey: string, body: string): Promise<string> {
-  const res = await call(apiKey, 'POST', '/api/v1/templates', { name: 'tpl', body });
+  const res = await call(api.app, apiKey, 'POST', '/api/v1/templates', { name: 'tpl', body });
   expect(res.statusCode).toBe(201);
   return res.json().id;
 }
 
 async function createContact(apiKey: string, name: string, to = phone()): Promise<string> {
-  const res = await call(apiKey, 'POST', '/api/v1/contacts', { name, phone: to });
+  const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', { name, phone: to });
   expect(res.statusCode).toBe(201);
   return to;
 }
 
 /** A group of the user with these phones as members (added in this order). */
 async function createGroup(apiKey: string, phones: string[]): Promise<string> {
-  const group = await call(apiKey, 'POST', '/api/v1/groups', { name: `g-${randomUUID().slice(0, 8)}` });
+  const group = await call(api.app, apiKey, 'POST', '/api/v1/groups', { name: `g-${randomUUID().slice(0, 8)}` });
   expect(group.statusCode).toBe(201);
   const id: string = group.json().id;
   if (phones.length > 0) {
-    const added = await call(apiKey, 'POST', `/api/v1/groups/${id}/members`, { phones });
+    const added = await call(api.app, apiKey, 'POST', `/api/v1/groups/${id}/members`, { phones });
     expect(added.statusCode).toBe(200);
   }
   return id;
 }
 
-/** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
-async function footprint(userId: string) {
-  const [messages, batches, quota, jobs] = await Promise.all([
-    api.db.message.count({ where: { userId } }),
-    api.db.batch.count({ where: { userId } }),
-    api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
-    countJobs(api.queue),
-  ]);
-  return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
-}
-
 /** Sends the template request and expects exactly `status` and the raw body `rawBody`, with nothing stored, charged or enqueued. */
 async function expectRefusedExactly(user: { apiKey: string; userId: string }, payload: unknown, status: number, rawBody: string) {
-  const before = await footprint(user.userId);
+  const before = await sendFootprint(api, user.userId);
   const res = await sendTemplate(user.apiKey, payload);
   expect({ status: res.statusCode, body: res.body }).toEqual({ status, body: rawBody });
-  expect(await footprint(user.userId)).toEqual(before);
+  expect(await sendFootprint(api, user.userId)).toEqual(before);
 }
 
 /** The stored text of each message, by recipient. */
@@ -123,7 +107,7 @@ describe('POST /api/sms/send-template: the spec errors, byte for byte', () => {
   it('answers {"message":"Template not found."} for a deleted template', async () => {
     const user = await createTestUser(api.db);
     const templateId = await createTemplate(user.apiKey, 'gone');
-    expect((await call(user.apiKey, 'DELETE', `/api/v1/templates/${templateId}`)).statusCode).toBe(204);
+    expect((await call(api.app, user.apiKey, 'DELETE', `/api/v1/templates/${templateId}`)).statusCode).toBe(204);
     await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 400, '{"message":"Template not found."}');
   });
 
@@ -191,7 +175,7 @@ describe('POST /api/sms/send-template: the other send errors', () => {
       const res = await api.app.inject({ method: 'POST', url: '/api/sms/send-template', headers, payload: { recipients: [phone()], template_id: templateId } });
       expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: { error: 'unauthorized', message: 'Authentication required' } });
     }
-    expect(await footprint(user.userId)).toMatchObject({ messages: 0, quotaUsed: 0 });
+    expect(await sendFootprint(api, user.userId)).toMatchObject({ messages: 0, quotaUsed: 0 });
   });
 
   it("refuses another user's group, an unknown and a malformed group id with 400 group_not_found", async () => {
@@ -235,11 +219,11 @@ describe('POST /api/sms/send-template: the other send errors', () => {
   ])('refuses %s with 400 invalid_request', async (_what, extra) => {
     const user = await createTestUser(api.db);
     const templateId = await createTemplate(user.apiKey, '{{code}}');
-    const before = await footprint(user.userId);
+    const before = await sendFootprint(api, user.userId);
     const res = await sendTemplate(user.apiKey, { recipients: [phone()], template_id: templateId, variables: { code: '1' }, ...extra });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.any(String) });
-    expect(await footprint(user.userId)).toEqual(before);
+    expect(await sendFootprint(api, user.userId)).toEqual(before);
   });
 });
 
@@ -315,22 +299,22 @@ describe('POST /api/sms/send-template: rendering', () => {
   it('refuses a rendered text of 1601 code points with 400 invalid_request and stores nothing', async () => {
     const user = await createTestUser(api.db);
     const templateId = await createTemplate(user.apiKey, 'A{{x}}');
-    const before = await footprint(user.userId);
+    const before = await sendFootprint(api, user.userId);
     const res = await sendTemplate(user.apiKey, { recipients: [phone()], template_id: templateId, variables: { x: '😀'.repeat(1600) } });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining('1601') });
-    expect(await footprint(user.userId)).toEqual(before);
+    expect(await sendFootprint(api, user.userId)).toEqual(before);
   });
 
   it('refuses the whole request when only one recipient\'s rendered text is over 1600 (a long contact name)', async () => {
     const user = await createTestUser(api.db);
     const longName = await createContact(user.apiKey, 'n'.repeat(10));
     const templateId = await createTemplate(user.apiKey, '{{name}}{{x}}');
-    const before = await footprint(user.userId);
+    const before = await sendFootprint(api, user.userId);
     const res = await sendTemplate(user.apiKey, { recipients: [phone(), longName], template_id: templateId, variables: { x: 'é'.repeat(1591) } });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining(longName) });
-    expect(await footprint(user.userId)).toEqual(before);
+    expect(await sendFootprint(api, user.userId)).toEqual(before);
   });
 
   it('accepts a rendered text of exactly 1600 code points and stores it intact', async () => {
@@ -347,11 +331,11 @@ describe('POST /api/sms/send-template: rendering', () => {
   it('refuses a rendered text that is empty with 400 invalid_request', async () => {
     const user = await createTestUser(api.db);
     const templateId = await createTemplate(user.apiKey, '{{x}}');
-    const before = await footprint(user.userId);
+    const before = await sendFootprint(api, user.userId);
     const res = await sendTemplate(user.apiKey, { recipients: [phone()], template_id: templateId, variables: { x: '' } });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('invalid_request');
-    expect(await footprint(user.userId)).toEqual(before);
+    expect(await sendFootprint(api, user.userId)).toEqual(before);
   });
 
   it('stores each message with its own rendered text, segments and encoding', async () => {
@@ -368,7 +352,7 @@ describe('POST /api/sms/send-template: rendering', () => {
       [cyrillic]: { body: 'Hi Борис', encoding: 'UCS_2', segments: 1 },
     });
     for (const id of res.json().message_ids) {
-      const record = await call(apiKey, 'GET', `/api/v1/sms/${id}`);
+      const record = await call(api.app, apiKey, 'GET', `/api/v1/sms/${id}`);
       const row = rows.find((r) => r.id === id)!;
       expect(record.json()).toMatchObject({ id, message: row.body });
     }
@@ -384,7 +368,7 @@ describe('POST /api/sms/send-template: the response', () => {
     const body = res.json();
     expect(body).toEqual({ message_ids: [expect.any(String)], recipients_count: 1, status: 'accepted' });
     expect('batch_id' in body).toBe(false);
-    expect(await footprint(userId)).toMatchObject({ messages: 1, batches: 0, quotaUsed: 1 });
+    expect(await sendFootprint(api, userId)).toMatchObject({ messages: 1, batches: 0, quotaUsed: 1 });
     expect((await api.queue.getJob(body.message_ids[0]))?.data).toEqual({ messageId: body.message_ids[0] });
   });
 
@@ -401,7 +385,7 @@ describe('POST /api/sms/send-template: the response', () => {
     expect(rows.map((r) => r.id).sort()).toEqual([...body.message_ids].sort());
     expect(new Set(rows.map((r) => r.batchId))).toEqual(new Set([body.batch_id]));
     expect(await countJobs(api.queue)).toBe(jobsBefore + 3);
-    expect(await footprint(userId)).toMatchObject({ messages: 3, batches: 1, quotaUsed: 3 });
+    expect(await sendFootprint(api, userId)).toMatchObject({ messages: 3, batches: 1, quotaUsed: 3 });
   });
 });
 
@@ -439,11 +423,11 @@ describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () =
         ? send(api.app, user.apiKey, { recipients: [], group_ids: [groupId], body: 'hey' })
         : sendTemplate(user.apiKey, { recipients: [], group_ids: [groupId], template_id: templateId });
 
-    const before = await footprint(user.userId);
+    const before = await sendFootprint(api, user.userId);
     const none = await go(empty);
     expect(none.statusCode).toBe(400);
     expect(none.json().error).toBe('invalid_request');
-    expect(await footprint(user.userId)).toEqual(before);
+    expect(await sendFootprint(api, user.userId)).toEqual(before);
 
     const res = await go(full);
     expect(res.statusCode).toBe(200);
@@ -455,20 +439,20 @@ describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () =
     const owner = await createTestUser(api.db);
     const user = await createTestUser(api.db);
     const theirs = await createGroup(owner.apiKey, [phone()]);
-    const before = await footprint(user.userId);
+    const before = await sendFootprint(api, user.userId);
     const res = await send(api.app, user.apiKey, { recipients: [phone()], body: 'x', group_ids: [theirs] });
     expect(res.body).toBe(JSON.stringify({ error: 'group_not_found', message: `Group ${theirs} not found.` }));
     expect(res.statusCode).toBe(400);
-    expect(await footprint(user.userId)).toEqual(before);
+    expect(await sendFootprint(api, user.userId)).toEqual(before);
   });
 
   it('send-template: a group of 10,000 members sends 10,000 messages in one request, each with its contact name', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const contacts = Array.from({ length: 10_000 }, (_, i) => ({ name: `Member ${i}`, phone: phone() }));
-    const imported = await call(apiKey, 'POST', '/api/v1/contacts/import', contacts);
+    const imported = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', contacts);
     expect(imported.json()).toEqual({ created: 10_000, updated: 0 });
     const groupId = await createGroup(apiKey, contacts.map((c) => c.phone));
-    expect((await call(apiKey, 'GET', `/api/v1/groups/${groupId}`)).json().member_count).toBe(10_000);
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${groupId}`)).json().member_count).toBe(10_000);
     const templateId = await createTemplate(apiKey, 'Hi {{name}}');
 
     const res = await sendTemplate(apiKey, { recipients: [contacts[0]!.phone], group_ids: [groupId], template_id: templateId });
@@ -484,7 +468,7 @@ describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () =
   it('send: a group of 10,000 members sends 10,000 messages in one request', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const phones = Array.from({ length: 10_000 }, phone);
-    const imported = await call(apiKey, 'POST', '/api/v1/contacts/import', phones.map((p) => ({ name: 'm', phone: p })));
+    const imported = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', phones.map((p) => ({ name: 'm', phone: p })));
     expect(imported.json()).toEqual({ created: 10_000, updated: 0 });
     const groupId = await createGroup(apiKey, phones);
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestUser, send, startTestApi, uniquePhone as phone, countJobs, type TestApi } from '../../testing/test-api.ts';
+import { countJobs, createTestUser, send, sendFootprint, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 // MAX_RECIPIENTS is small so that too_many_recipients can be reached with a handful of numbers.
 const MAX_RECIPIENTS = 3;
@@ -13,17 +13,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-/** What a send can change: the user's messages, batches and quota usage, and the jobs of the queue. */
-async function footprint(userId: string) {
-  const [messages, batches, quota, jobs] = await Promise.all([
-    api.db.message.count({ where: { userId } }),
-    api.db.batch.count({ where: { userId } }),
-    api.db.quotaUsage.aggregate({ where: { userId }, _sum: { used: true } }),
-    countJobs(api.queue),
-  ]);
-  return { messages, batches, quotaUsed: quota._sum.used ?? 0, jobs };
-}
-
 /** Sends `payload` and expects the refusal `status` + `body` with nothing stored, charged or enqueued. */
 async function expectRefused(
   user: { apiKey: string; userId: string },
@@ -32,10 +21,10 @@ async function expectRefused(
   body: unknown,
   headers: Record<string, string> = {},
 ) {
-  const before = await footprint(user.userId);
+  const before = await sendFootprint(api, user.userId);
   const res = await send(api.app, user.apiKey, payload, headers);
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body });
-  expect(await footprint(user.userId)).toEqual(before);
+  expect(await sendFootprint(api, user.userId)).toEqual(before);
   return res;
 }
 
@@ -351,7 +340,7 @@ describe('POST /api/sms/send refuses, changing nothing', () => {
 
   it('400 invalid_request when the body is not JSON', async () => {
     const { apiKey, userId } = await userWithDevice();
-    const before = await footprint(userId);
+    const before = await sendFootprint(api, userId);
     const res = await api.app.inject({
       method: 'POST',
       url: '/api/sms/send',
@@ -362,7 +351,7 @@ describe('POST /api/sms/send refuses, changing nothing', () => {
       status: 400,
       body: { error: 'invalid_request', message: expect.stringContaining('JSON') },
     });
-    expect(await footprint(userId)).toEqual(before);
+    expect(await sendFootprint(api, userId)).toEqual(before);
   });
 
   it('400 too_many_recipients above MAX_RECIPIENTS distinct numbers', async () => {
