@@ -49,7 +49,8 @@ export const JOBS = {
       { additionalProperties: false },
     ),
     options: {
-      attempts: 10,
+      // About nine hours of retries: a Postgres outage must not drop the reports of the phones.
+      attempts: 16,
       backoff: { type: 'exponential', delay: 500 },
       removeOnComplete: true,
       removeOnFail: { age: 7 * 24 * 3600 },
