@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SmsgwClient } from '@smsgw/client';
@@ -63,6 +63,31 @@ async function settled(pids: number[]): Promise<void> {
   }
 }
 
+/** CPU seconds used so far by a process (with its reaped children, for Postgres' backends). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  return ((fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0)) / 100;
+}
+/** CPU seconds of every process of the machine named `name` (Postgres runs one per connection). */
+async function cpuOf(name: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const comm = (await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '')).trim();
+    if (comm === name) total += await cpuSeconds(Number(entry));
+  }
+  return total;
+}
+async function cpuSnapshot(): Promise<Record<string, number>> {
+  const snapshot: Record<string, number> = {};
+  for (const [name, child] of cluster.processes) snapshot[name] = await cpuSeconds(child.pid!);
+  snapshot.postgres = await cpuOf('postgres');
+  snapshot.redis = await cpuOf('redis-server');
+  return snapshot;
+}
+
+const cpuBefore = await cpuSnapshot();
 const client = new SmsgwClient(cluster.baseUrl, key);
 const acceptedAt = new Map<string, number>();
 const started = Date.now();
@@ -87,6 +112,7 @@ for (const [name, child] of cluster.processes) {
   const kb = Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0);
   memory[name] = Math.round(kb / 1024);
 }
+const cpuAfter = await cpuSnapshot();
 const rows = await db.message.findMany({ where: { state: 'delivered' }, select: { id: true, deliveredAt: true } });
 const latencies = rows.map((r) => r.deliveredAt!.getTime() - acceptedAt.get(r.id)!).sort((a, b) => a - b);
 const lastDelivered = Math.max(...rows.map((r) => r.deliveredAt!.getTime()));
@@ -105,5 +131,6 @@ console.log(`sending took         ${((sendDone - started) / 1000).toFixed(2)} s`
 console.log(`first accept → last delivered  ${seconds.toFixed(2)} s  =>  ${Math.round(rate)} messages/s (target >= ${TARGET_RATE})`);
 console.log(`accept → delivered   p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
 console.log(`peak memory (MB)     ${Object.entries(memory).map(([n, mb]) => `${n} ${mb}`).join(', ')}`);
+console.log(`CPU seconds          ${Object.keys(cpuAfter).map((n) => `${n} ${(cpuAfter[n]! - (cpuBefore[n] ?? 0)).toFixed(1)}`).join(', ')}`);
 const heavy = Object.entries(memory).filter(([n, mb]) => n !== 'devices' && mb >= MEMORY_LIMIT_MB);
 if (delivered < TOTAL || duplicates > 0 || rate < TARGET_RATE || heavy.length > 0) process.exitCode = 1;
