@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiConfig } from '@smsgw/config';
+import type { Resolver } from '@smsgw/core';
 import { auth } from './plugins/auth.ts';
 import { docs } from './plugins/docs.ts';
 import { errorHandler } from './plugins/errors.ts';
@@ -14,6 +15,7 @@ import deviceProtocolRoutes from './routes/device/index.ts';
 import contactRoutes from './routes/contacts.ts';
 import groupRoutes from './routes/groups.ts';
 import templateRoutes from './routes/templates.ts';
+import webhookRoutes from './routes/webhooks.ts';
 import apiKeyRoutes from './routes/api-keys.ts';
 import authRoutes from './routes/auth.ts';
 import deviceRoutes from './routes/devices.ts';
@@ -24,6 +26,8 @@ import smsRoutes from './routes/sms/index.ts';
 export interface BuildAppOptions {
   config: ApiConfig;
   logger?: FastifyServerOptions['logger'];
+  /** Resolves webhook hosts at registration; tests pass a stub (default: the system's DNS). */
+  webhookResolver?: Resolver;
 }
 
 /** Bytes of a send request with MAX_RECIPIENTS numbers of up to 16 characters each, with room to spare. */
@@ -35,7 +39,7 @@ function bodyLimit(config: ApiConfig): number {
  * The whole API as one Fastify instance, ready to `listen` or to `inject` in tests. Plugins load
  * in order: error handling, connections, auth, docs, rate limits, then the routes.
  */
-export async function buildApp({ config, logger }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, logger, webhookResolver }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
       level: config.LOG_LEVEL,
@@ -49,7 +53,7 @@ export async function buildApp({ config, logger }: BuildAppOptions): Promise<Fas
 
   await app.register(errorHandler);
   await app.register(metrics);
-  await app.register(resources, { config });
+  await app.register(resources, { config, ...(webhookResolver && { webhookResolver }) });
   await app.register(auth);
   await app.register(deviceAuth);
   await app.register(wakeups);
@@ -64,6 +68,7 @@ export async function buildApp({ config, logger }: BuildAppOptions): Promise<Fas
   await app.register(contactRoutes);
   await app.register(groupRoutes);
   await app.register(templateRoutes);
+  await app.register(webhookRoutes);
   await app.register(smsRoutes);
   await app.register(deviceProtocolRoutes);
 

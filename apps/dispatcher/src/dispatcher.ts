@@ -1,15 +1,19 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import type { DispatcherConfig } from '@smsgw/config';
+import { webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
+import type { Resolver } from '@smsgw/core';
 import { createSql } from '@smsgw/db/sql';
 import {
-  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWorkerConnection, parsePayload,
+  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, parsePayload,
   type JobName, type JobPayload, type QueueName,
 } from '@smsgw/queue';
 import { Batcher } from './batcher.ts';
 import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts';
 import { applyDeviceReports } from './handlers/apply-reports.ts';
+import { enqueueDeliveries } from './handlers/enqueue-deliveries.ts';
 import { sweep } from './handlers/sweep.ts';
+import { deliverWebhook } from './webhooks/deliver-webhook.ts';
+import { EndpointSlots } from './webhooks/endpoint-slots.ts';
 import { DispatcherMetrics } from './metrics.ts';
 
 // A message whose user has no available device is tried again after a quarter of the time it has
@@ -25,25 +29,46 @@ export interface Dispatcher {
   close(): Promise<void>;
 }
 
+export interface DispatcherOptions {
+  /** Resolves webhook hosts at connect time; tests pass a stub (default: the system's DNS). */
+  webhookResolver?: Resolver;
+}
+
 type Handler<N extends JobName> = (payload: JobPayload<N>, job: Job, token: string | undefined) => Promise<unknown>;
 
+/** Runs a job again at `at` without counting a BullMQ attempt. */
+async function runAgainAt(job: Job, token: string | undefined, at: number): Promise<never> {
+  await job.moveToDelayed(at, token);
+  throw new DelayedError();
+}
+
 /**
- * A dispatcher: workers for the dispatch, reports and maintenance queues, and the sweep's schedule.
- * Any number may run at once; they share the round-robin cursor and the queues through Redis.
+ * A dispatcher: workers for the dispatch, reports, webhooks and maintenance queues, and the sweep's
+ * schedule. Any number may run at once; they share the round-robin cursor and the queues through Redis.
  */
-export async function startDispatcher(config: DispatcherConfig, log: Logger): Promise<Dispatcher> {
+export async function startDispatcher(config: DispatcherConfig, log: Logger, options: DispatcherOptions = {}): Promise<Dispatcher> {
   const prefix = config.QUEUE_PREFIX;
-  const sql = createSql({ url: config.DATABASE_URL, poolSize: 10 });
+  const sql = createSql({ url: config.DATABASE_URL, poolSize: 10, onIdleError: (error) => log.warn({ err: error }, 'idle Postgres connection failed') });
   const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
   await redis.connect();
   const dispatchQueue = createDispatchQueue(redis, prefix);
   const maintenanceQueue = new Queue(QUEUES.maintenance, { connection: redis, prefix });
+  const webhooksQueue = createWebhooksQueue(redis, prefix);
+  const deliverDeps = {
+    sql,
+    config,
+    log,
+    // A slot outlives the longest request, so that only a dead dispatcher's slots lapse.
+    slots: new EndpointSlots(redis, prefix, config.WEBHOOK_ENDPOINT_CONCURRENCY, config.WEBHOOK_TIMEOUT_MS + 5000),
+    policy: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, ...(options.webhookResolver && { resolve: options.webhookResolver }) },
+    retryDelays: webhookRetryDelays(config),
+  };
 
   const metrics = new DispatcherMetrics();
   const server = config.METRICS_PORT > 0 ? await metrics.serve(config.METRICS_HOST, config.METRICS_PORT) : undefined;
   const assigner = new Batcher<string, AssignOutcome>(async (ids) => {
     metrics.assignBatch.observe(ids.length);
-    const outcomes = await assignDevices({ sql, redis, config, log }, ids);
+    const outcomes = await assignDevices({ sql, redis, webhooksQueue, config, log }, ids);
     metrics.transitions.inc({ state: 'assigned' }, outcomes.filter((o) => o === 'assigned').length);
     return outcomes;
   }, config.DISPATCH_BATCH_SIZE);
@@ -52,19 +77,22 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
   const handlers: { [N in JobName]: Handler<N> } = {
     'message.dispatch': async ({ messageId }, job, token) => {
       const outcome = await assigner.add(messageId);
-      if (outcome === 'no_device') {
-        await job.moveToDelayed(Date.now() + noDeviceRetryDelay(Date.now() - job.timestamp), token);
-        throw new DelayedError();
-      }
+      if (outcome === 'no_device') return runAgainAt(job, token, Date.now() + noDeviceRetryDelay(Date.now() - job.timestamp));
       return outcome;
     },
     'device.reports': async (payload) => {
-      const applied = await applyDeviceReports(sql, payload);
+      const { applied, deliveries } = await applyDeviceReports(sql, payload);
       for (const { status } of applied) metrics.transitions.inc({ state: status });
+      await enqueueDeliveries(webhooksQueue, log, deliveries);
       return applied;
     },
+    'webhook.deliver': async ({ deliveryId }, job, token) => {
+      const result = await deliverWebhook(deliverDeps, deliveryId, `${job.id}:${token}`);
+      if (result.outcome === 'retry_at' || result.outcome === 'busy_until') return runAgainAt(job, token, result.at);
+      return result.outcome;
+    },
     'maintenance.sweep': async () => {
-      const result = await sweep({ sql, dispatchQueue, config, log });
+      const result = await sweep({ sql, dispatchQueue, webhooksQueue, config, log });
       if (Object.values(result).some((n) => n > 0)) log.info({ sweep: result }, 'sweep');
       return result;
     },
@@ -79,6 +107,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
     [QUEUES.dispatch]: config.DISPATCH_CONCURRENCY,
     [QUEUES.reports]: 32,
     [QUEUES.maintenance]: 1,
+    [QUEUES.webhooks]: config.WEBHOOK_CONCURRENCY,
   };
   const workers = Object.values(QUEUES).map((queue) => {
     const worker = new Worker(
@@ -114,7 +143,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger): Pr
     async close() {
       // Stop taking jobs and finish the ones in hand, then close the connections.
       await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([dispatchQueue.close(), maintenanceQueue.close()]);
+      await Promise.all([dispatchQueue.close(), maintenanceQueue.close(), webhooksQueue.close()]);
       await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
       redis.disconnect();
       await sql.end();

@@ -69,10 +69,32 @@ export const DispatcherEnv = Type.Object({
   METRICS_HOST: Type.String({ default: '127.0.0.1', description: 'Address of the dispatcher’s /metrics (0.0.0.0 in containers).' }),
 });
 
-export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, ApiEnv, DeviceProtocolEnv]));
+export const WebhookEnv = Type.Object({
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({
+    default: false,
+    description: 'Allow webhook URLs that resolve to loopback, private, link-local or other internal addresses (tests, closed networks).',
+  }),
+  WEBHOOK_CONNECT_TIMEOUT_MS: Integer({ default: 5000, maximum: 60000, description: 'Time allowed to resolve and connect to a webhook endpoint.' }),
+  WEBHOOK_TIMEOUT_MS: Integer({ default: 15000, maximum: 120000, description: 'Time allowed for a whole webhook request, response included.' }),
+  WEBHOOK_RETRY_DELAYS: Type.String({
+    // The Standard Webhooks reference schedule: eight attempts over about a day.
+    default: '5,300,1800,7200,18000,36000,36000',
+    pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$',
+    description: 'Seconds to wait before each retry of a failed webhook delivery, comma-separated (jittered by up to a fifth).',
+  }),
+  WEBHOOK_CONCURRENCY: Integer({ default: 32, maximum: 1000, description: 'Webhook requests a dispatcher makes at once.' }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Integer({ default: 4, maximum: 100, description: 'Requests to one webhook endpoint at once, across every dispatcher.' }),
+});
+
+/** WEBHOOK_RETRY_DELAYS as numbers of seconds. */
+export function webhookRetryDelays(config: { WEBHOOK_RETRY_DELAYS: string }): number[] {
+  return config.WEBHOOK_RETRY_DELAYS.split(',').map(Number);
+}
+
+export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, ApiEnv, DeviceProtocolEnv, WebhookEnv]));
 export type ApiConfig = Static<typeof ApiConfigSchema>;
 
-export const DispatcherConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DispatcherEnv]));
+export const DispatcherConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DispatcherEnv, WebhookEnv]));
 export type DispatcherConfig = Static<typeof DispatcherConfigSchema>;
 
 export const DeviceSimConfigSchema = Type.Object({

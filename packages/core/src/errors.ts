@@ -21,6 +21,8 @@ export const ERRORS = {
   device_not_found: { status: 400, message: 'Device not found or not enabled.' },
   /** A contact id in a request that is not one of the caller's contacts. */
   contact_not_found: { status: 400, message: 'Contact not found.' },
+  /** A webhook URL that is not http(s), or whose host is internal or does not resolve. */
+  invalid_webhook_url: { status: 400, message: 'The webhook URL is not allowed.' },
   /** Missing or invalid credentials. */
   unauthorized: { status: 401, message: 'Authentication required' },
   /** The monthly quota cannot cover every message of the request. */
@@ -31,6 +33,10 @@ export const ERRORS = {
   not_found: { status: 404, message: 'Not found' },
   /** The caller already has a contact with this phone number. */
   contact_exists: { status: 409, message: 'A contact with this phone number already exists.' },
+  /** The operation needs an enabled webhook endpoint. */
+  webhook_disabled: { status: 409, message: 'The webhook endpoint is disabled; enable it first.' },
+  /** The user has the most webhook endpoints allowed (20) already. */
+  webhook_limit_reached: { status: 409, message: 'The limit of webhook endpoints is reached; delete one first.' },
   /** The Idempotency-Key is still being processed by an earlier request. */
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
   /** The request body is larger than the server accepts. */

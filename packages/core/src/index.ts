@@ -9,3 +9,5 @@ export * from './message-record.ts';
 export * from './template.ts';
 export * from './network-guard.ts';
 export * from './webhook-signature.ts';
+export * from './webhook-event.ts';
+export * from './webhook-target.ts';

@@ -1,5 +1,6 @@
-import { statesLeadingTo, type MessageState } from '@smsgw/core';
+import { statesLeadingTo, type MessageEventType, type MessageState } from '@smsgw/core';
 import type { Sql } from './sql.ts';
+import { TRANSITIONED_SELECT, toTransitioned, webhookEventsCte, type Transitioned } from './webhook-deliveries.ts';
 
 /** The dispatcher's statements: assignment, failure, reports. Each is one statement per batch. */
 export interface PendingMessage {
@@ -63,25 +64,29 @@ export async function assignMessages(
   return rows.map((r) => ({ id: r.id, deviceId: r.device_id }));
 }
 
-/** Fails messages that are in one of `from` (by default every state that may fail), with a reason. */
+/**
+ * Fails messages that are in one of `from` (by default every state that may fail), with a reason,
+ * and writes their `message.failed` webhook events in the same statement.
+ */
 export async function failMessages(
   sql: Sql,
   options: { ids: string[]; error: string; now: Date; from?: MessageState[] },
-): Promise<string[]> {
-  if (options.ids.length === 0) return [];
+): Promise<Transitioned> {
+  if (options.ids.length === 0) return { moved: [], deliveries: [] };
   const from = (options.from ?? statesLeadingTo('failed')).filter((s) => statesLeadingTo('failed').includes(s));
-  const { rows } = await sql.query<{ id: string }>(
+  const events: MessageEventType[] = ['message.failed'];
+  const { rows } = await sql.query<{ kind: string; id: string }>(
     `WITH moved AS (
-       UPDATE messages SET state = 'failed', failed_at = $2, updated_at = $2, error = $3
+       UPDATE messages m SET state = 'failed', failed_at = $2, updated_at = $2, error = $3
        WHERE id = ANY($1::uuid[]) AND state = ANY($4::message_state[])
-       RETURNING id, device_id
+       RETURNING m.id, m.user_id, m.device_id, m.failed_at AS at, to_jsonb(m) AS snapshot
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail) SELECT id, 'failed', device_id, $2, $3 FROM moved
-     )
-     SELECT id FROM moved`,
-    [options.ids, options.now, options.error, from],
+     ), ${webhookEventsCte('$5')}
+     ${TRANSITIONED_SELECT}`,
+    [options.ids, options.now, options.error, from, events],
   );
-  return rows.map((r) => r.id);
+  return toTransitioned(rows);
 }
 
 export type ReportStatus = 'sent' | 'delivered' | 'failed';
@@ -100,31 +105,40 @@ const REPORT_SETS: Record<ReportStatus, string> = {
   failed: `failed_at = ${AT}, error = coalesce(input.error, 'The device reported that sending failed.')`,
 };
 
+/** The webhook events of each report, by default; see `applyReports`'s `events`. */
+export const REPORT_EVENTS: Record<ReportStatus, MessageEventType[]> = {
+  sent: ['message.sent'],
+  delivered: ['message.delivered'],
+  failed: ['message.failed'],
+};
+
 /**
  * Applies one kind of report of one device: a compare-and-set from the states that may lead to
- * `status` and that a device has had in hand (claimed), only on the device's own messages.
- * Duplicate and backward reports match no row.
+ * `status` and that a device has had in hand (claimed), only on the device's own messages, with
+ * the webhook events of the transition in the same statement. Duplicate and backward reports
+ * match no row and write no event. `from` narrows the states moved from, `events` replaces the
+ * events written (a `delivered` report of a message never reported `sent` also means it was sent).
  */
 export async function applyReports(
   sql: Sql,
-  options: { deviceId: string; status: ReportStatus; reports: ReportInput[]; now: Date },
-): Promise<string[]> {
-  if (options.reports.length === 0) return [];
+  options: { deviceId: string; status: ReportStatus; reports: ReportInput[]; now: Date; from?: MessageState[]; events?: MessageEventType[] },
+): Promise<Transitioned> {
+  if (options.reports.length === 0) return { moved: [], deliveries: [] };
   const { deviceId, status, now, reports } = options;
-  const from = statesLeadingTo(status).filter((s) => s !== 'pending' && s !== 'assigned');
-  const { rows } = await sql.query<{ id: string }>(
+  const from = statesLeadingTo(status).filter((s) => s !== 'pending' && s !== 'assigned' && (!options.from || options.from.includes(s)));
+  const { rows } = await sql.query<{ kind: string; id: string }>(
     `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]) AS t(id, at, error)),
      moved AS (
        UPDATE messages m SET state = $4::message_state, updated_at = $5, ${REPORT_SETS[status]}
        FROM input
        WHERE m.id = input.id AND m.device_id = $6 AND m.state = ANY($7::message_state[])
-       RETURNING m.id, m.device_id, ${AT} AS at, input.error
+       RETURNING m.id, m.user_id, m.device_id, ${AT} AS at, input.error, to_jsonb(m) AS snapshot
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
        SELECT id, $4::message_state, device_id, at, error FROM moved
-     )
-     SELECT id FROM moved`,
-    [reports.map((r) => r.id), reports.map((r) => r.at), reports.map((r) => r.error), status, now, deviceId, from],
+     ), ${webhookEventsCte('$8')}
+     ${TRANSITIONED_SELECT}`,
+    [reports.map((r) => r.id), reports.map((r) => r.at), reports.map((r) => r.error), status, now, deviceId, from, options.events ?? REPORT_EVENTS[status]],
   );
-  return rows.map((r) => r.id);
+  return toTransitioned(rows);
 }

@@ -15,3 +15,5 @@ export * from './sql.ts';
 export * from './contacts.ts';
 export * from './groups.ts';
 export * from './templates.ts';
+export * from './webhook-deliveries.ts';
+export * from './webhooks.ts';

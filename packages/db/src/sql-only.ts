@@ -4,3 +4,4 @@ export * from './dispatch.ts';
 export * from './leases.ts';
 export * from './secrets.ts';
 export * from './sql.ts';
+export * from './webhook-deliveries.ts';

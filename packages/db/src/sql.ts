@@ -7,6 +7,19 @@ import pg from 'pg';
  */
 export type Sql = pg.Pool;
 
-export function createSql({ url, poolSize = 10 }: { url: string; poolSize?: number }): Sql {
-  return new pg.Pool({ connectionString: url, max: poolSize });
+export interface CreateSqlOptions {
+  url: string;
+  poolSize?: number;
+  /**
+   * Called when an idle connection fails (Postgres restarted, the connection was terminated). The
+   * pool drops that connection and opens another for the next query; without a listener Node would
+   * treat the pool's `error` event as fatal and end the process.
+   */
+  onIdleError?: (error: Error) => void;
+}
+
+export function createSql({ url, poolSize = 10, onIdleError }: CreateSqlOptions): Sql {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', (error) => onIdleError?.(error));
+  return pool;
 }

@@ -11,6 +11,7 @@ export const QUEUES = {
   dispatch: 'dispatch',
   reports: 'reports',
   maintenance: 'maintenance',
+  webhooks: 'webhooks',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -55,6 +56,17 @@ export const JOBS = {
       removeOnComplete: true,
       removeOnFail: { age: 7 * 24 * 3600 },
     } satisfies JobsOptions,
+  },
+  /**
+   * One attempt at a webhook delivery; `jobId` is the delivery id. The worker schedules the next
+   * attempt of a failed request itself (its own backoff, recorded in the delivery row); BullMQ's
+   * attempts only cover the worker's own failures (Postgres away), after which the outbox sweep
+   * enqueues the still-pending delivery again.
+   */
+  'webhook.deliver': {
+    queue: QUEUES.webhooks,
+    payload: Type.Object({ deliveryId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+    options: { attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: true } satisfies JobsOptions,
   },
   /** Leases, expiry and the outbox: run by one dispatcher at a time on a schedule. */
   'maintenance.sweep': {

@@ -4,6 +4,7 @@ import { JOBS, QUEUES, parsePayload, type JobPayload } from './catalog.ts';
 
 export type DispatchQueue = Queue;
 export type ReportsQueue = Queue;
+export type WebhooksQueue = Queue;
 
 export function createDispatchQueue(connection: Redis, prefix: string): DispatchQueue {
   return new Queue(QUEUES.dispatch, { connection, prefix });
@@ -21,6 +22,23 @@ export async function enqueueDispatch(queue: DispatchQueue, messageIds: readonly
       name: 'message.dispatch',
       data: parsePayload('message.dispatch', { messageId }),
       opts: { ...job.options, jobId: messageId },
+    })),
+  );
+}
+
+export function createWebhooksQueue(connection: Redis, prefix: string): WebhooksQueue {
+  return new Queue(QUEUES.webhooks, { connection, prefix });
+}
+
+/** One `webhook.deliver` job per delivery, in one round trip; the delivery id is the job id. */
+export async function enqueueWebhookDeliveries(queue: WebhooksQueue, deliveryIds: readonly string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  const job = JOBS['webhook.deliver'];
+  await queue.addBulk(
+    deliveryIds.map((deliveryId) => ({
+      name: 'webhook.deliver',
+      data: parsePayload('webhook.deliver', { deliveryId }),
+      opts: { ...job.options, jobId: deliveryId },
     })),
   );
 }

@@ -3,7 +3,11 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from '@smsgw/config';
 import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
-import { createDispatchQueue, createProducerConnection, createReportsQueue, type DispatchQueue, type ReportsQueue } from '@smsgw/queue';
+import type { TargetPolicy } from '@smsgw/core';
+import {
+  createDispatchQueue, createProducerConnection, createReportsQueue, createWebhooksQueue,
+  type DispatchQueue, type ReportsQueue, type WebhooksQueue,
+} from '@smsgw/queue';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,6 +18,9 @@ declare module 'fastify' {
     redis: Redis;
     dispatchQueue: DispatchQueue;
     reportsQueue: ReportsQueue;
+    webhooksQueue: WebhooksQueue;
+    /** Where webhooks may point: WEBHOOK_ALLOW_PRIVATE and the resolver that checks host names. */
+    webhookPolicy: TargetPolicy;
   }
 }
 
@@ -22,14 +29,15 @@ declare module 'fastify' {
  * reverse order of opening when the app closes.
  */
 export const resources = fp(
-  async (app: FastifyInstance, options: { config: ApiConfig }) => {
+  async (app: FastifyInstance, options: { config: ApiConfig; webhookResolver?: TargetPolicy['resolve'] }) => {
     const { config } = options;
     const db = createDb({ url: config.DATABASE_URL });
-    const sql = createSql({ url: config.DATABASE_URL });
+    const sql = createSql({ url: config.DATABASE_URL, onIdleError: (error) => app.log.warn({ err: error }, 'idle Postgres connection failed') });
     const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
     await redis.connect();
     const dispatchQueue = createDispatchQueue(redis, config.QUEUE_PREFIX);
     const reportsQueue = createReportsQueue(redis, config.QUEUE_PREFIX);
+    const webhooksQueue = createWebhooksQueue(redis, config.QUEUE_PREFIX);
 
     app.decorate('config', config);
     app.decorate('db', db);
@@ -37,9 +45,11 @@ export const resources = fp(
     app.decorate('redis', redis);
     app.decorate('dispatchQueue', dispatchQueue);
     app.decorate('reportsQueue', reportsQueue);
+    app.decorate('webhooksQueue', webhooksQueue);
+    app.decorate('webhookPolicy', { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, ...(options.webhookResolver && { resolve: options.webhookResolver }) });
 
     app.addHook('onClose', async () => {
-      await Promise.all([dispatchQueue.close(), reportsQueue.close()]);
+      await Promise.all([dispatchQueue.close(), reportsQueue.close(), webhooksQueue.close()]);
       redis.disconnect();
       await Promise.all([db.$disconnect(), sql.end()]);
     });

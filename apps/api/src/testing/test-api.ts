@@ -5,7 +5,7 @@ import { ApiConfigSchema, loadConfig, type ApiConfig } from '@smsgw/config';
 import { createApiKey, createDevice, createUser, type Db, type Sql, type UserRow } from '@smsgw/db';
 import { createTestDatabase } from '@smsgw/db/testing';
 import { deletePrefix, type DispatchQueue } from '@smsgw/queue';
-import { buildApp } from '../app.ts';
+import { buildApp, type BuildAppOptions } from '../app.ts';
 
 export interface TestApi {
   app: FastifyInstance;
@@ -21,7 +21,10 @@ export interface TestApi {
  * The API on a database of its own (cloned from the migrated template) and a random queue prefix,
  * for `app.inject()`. `close()` obliterates the queue and drops the database.
  */
-export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
+export async function startTestApi(
+  env: Record<string, string> = {},
+  options: Pick<BuildAppOptions, 'webhookResolver'> = {},
+): Promise<TestApi> {
   const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
   const config = loadConfig(ApiConfigSchema, {
     DATABASE_URL: database.url,
@@ -31,7 +34,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const app = await buildApp({ config, logger: false });
+  const app = await buildApp({ config, logger: false, ...options });
   return {
     app,
     db: app.db,

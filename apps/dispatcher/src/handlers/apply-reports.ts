@@ -1,26 +1,38 @@
-import { applyReports, type Sql, type ReportStatus } from '@smsgw/db/sql';
+import { applyReports, type ReportInput, type ReportStatus, type Sql } from '@smsgw/db/sql';
 import type { JobPayload } from '@smsgw/queue';
 
-const ORDER: ReportStatus[] = ['sent', 'delivered', 'failed'];
+export interface AppliedReports {
+  /** The transitions that happened; duplicates and backward reports are not among them. */
+  applied: { id: string; status: ReportStatus }[];
+  /** Webhook deliveries the transitions wrote, to enqueue. */
+  deliveries: string[];
+}
 
 /**
- * Applies a device's batch of reports: one compare-and-set statement per status, in lifecycle
- * order, so that `sent` and `delivered` of one message in one batch both apply. Returns the
- * transitions that happened; duplicates and backward reports are not among them.
+ * Applies a device's batch of reports, in lifecycle order so that `sent` and `delivered` of one
+ * message in one batch both apply: one compare-and-set statement per step. A `delivered` report
+ * of a message still `sending` (its `sent` report is late or lost) also emits `message.sent`.
  */
-export async function applyDeviceReports(
-  sql: Sql,
-  payload: JobPayload<'device.reports'>,
-): Promise<{ id: string; status: ReportStatus }[]> {
+export async function applyDeviceReports(sql: Sql, payload: JobPayload<'device.reports'>): Promise<AppliedReports> {
   const receivedAt = new Date(payload.receivedAt);
   const now = new Date();
-  const applied: { id: string; status: ReportStatus }[] = [];
-  for (const status of ORDER) {
-    const reports = payload.reports
+  const inputs = (status: ReportStatus): ReportInput[] =>
+    payload.reports
       .filter((r) => r.status === status)
       .map((r) => ({ id: r.id, at: r.at ? new Date(r.at) : receivedAt, error: r.error ?? null }));
-    const moved = await applyReports(sql, { deviceId: payload.deviceId, status, reports, now });
-    for (const id of moved) applied.push({ id, status });
+  const steps = [
+    { status: 'sent' as const },
+    { status: 'delivered' as const, from: ['sending' as const], events: ['message.sent' as const, 'message.delivered' as const] },
+    { status: 'delivered' as const, from: ['sent' as const] },
+    { status: 'failed' as const },
+  ];
+  const result: AppliedReports = { applied: [], deliveries: [] };
+  for (const step of steps) {
+    const reports = inputs(step.status);
+    if (reports.length === 0) continue;
+    const { moved, deliveries } = await applyReports(sql, { deviceId: payload.deviceId, reports, now, ...step });
+    for (const id of moved) result.applied.push({ id, status: step.status });
+    result.deliveries.push(...deliveries);
   }
-  return applied;
+  return result;
 }

@@ -2,13 +2,15 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Sql, type PendingMessage } from '@smsgw/db/sql';
-import { roundRobinKey, wakeupChannel } from '@smsgw/queue';
+import { roundRobinKey, wakeupChannel, type WebhooksQueue } from '@smsgw/queue';
+import { enqueueDeliveries } from './enqueue-deliveries.ts';
 
 export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed';
 
 export interface AssignDeps {
   sql: Sql;
   redis: Redis;
+  webhooksQueue: WebhooksQueue;
   config: DispatcherConfig;
   log: Logger;
 }
@@ -25,7 +27,9 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
   const byId = new Map(pending.map((m) => [m.id, m]));
 
   const gone = pending.filter((m) => m.requestedDeviceGone).map((m) => m.id);
-  const failed = new Set(await failMessages(sql, { ids: gone, now, from: ['pending'], error: 'The device named for this message was deleted.' }));
+  const goneFailed = await failMessages(sql, { ids: gone, now, from: ['pending'], error: 'The device named for this message was deleted.' });
+  await enqueueDeliveries(deps.webhooksQueue, deps.log, goneFailed.deliveries);
+  const failed = new Set(goneFailed.moved);
 
   const roundRobin = pending.filter((m) => !m.requestedDeviceId);
   const devices = await availableDevices(sql, {

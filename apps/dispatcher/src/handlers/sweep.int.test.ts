@@ -36,7 +36,7 @@ function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
 
 /** One sweep as the dispatcher runs it, at `secondsFromNow` in the future (so no lease has to be waited for). */
 function sweepAt(secondsFromNow: number, config = dispatcherConfig()) {
-  return sweep({ sql: api.sql, dispatchQueue: api.queue, config, log }, new Date(Date.now() + secondsFromNow * 1000));
+  return sweep({ sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, config, log }, new Date(Date.now() + secondsFromNow * 1000));
 }
 
 /** Sends one message through the API; with `dropJob` its dispatch job is removed (no dispatcher runs then). */
@@ -239,8 +239,8 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     for (const id of [sentId, deliveredId]) await assign(id, device.id);
     await claimMessages(api.sql, { deviceId: device.id, limit: 10, now: new Date() });
     const now = new Date();
-    expect(await applyReports(api.sql, { deviceId: device.id, status: 'sent', reports: [{ id: sentId, at: now, error: null }], now })).toEqual([sentId]);
-    expect(await applyReports(api.sql, { deviceId: device.id, status: 'delivered', reports: [{ id: deliveredId, at: now, error: null }], now })).toEqual([deliveredId]);
+    expect((await applyReports(api.sql, { deviceId: device.id, status: 'sent', reports: [{ id: sentId, at: now, error: null }], now })).moved).toEqual([sentId]);
+    expect((await applyReports(api.sql, { deviceId: device.id, status: 'delivered', reports: [{ id: deliveredId, at: now, error: null }], now })).moved).toEqual([deliveredId]);
     const before = await Promise.all([message(sentId), message(deliveredId)]);
 
     await sweepAt(3 * DAY);

@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import {
-  expiredUnsent, failMessages, releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type Sql, type PendingCursor,
+  expiredUnsent, failMessages, overdueDeliveries, releaseUnclaimed, staleSending, stalePending, unclaimedExhausted,
+  type PendingCursor, type Sql, type Transitioned,
 } from '@smsgw/db/sql';
-import { enqueueDispatch, type DispatchQueue } from '@smsgw/queue';
+import { enqueueDispatch, enqueueWebhookDeliveries, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
+import { enqueueDeliveries } from './enqueue-deliveries.ts';
 
 const PAGE = 1000;
 // Bounds one sweep's work; what is left is taken by the next one.
@@ -12,6 +14,7 @@ const MAX_PAGES = 50;
 export interface SweepDeps {
   sql: Sql;
   dispatchQueue: DispatchQueue;
+  webhooksQueue: WebhooksQueue;
   config: DispatcherConfig;
   log: Logger;
 }
@@ -22,6 +25,7 @@ export interface SweepResult {
   sendingFailed: number;
   expired: number;
   outboxEnqueued: number;
+  webhooksEnqueued: number;
 }
 
 /**
@@ -31,16 +35,19 @@ export interface SweepResult {
 export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepResult> {
   const { sql, config } = deps;
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
-  const result: SweepResult = { reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0 };
+  const result: SweepResult = { reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0, webhooksEnqueued: 0 };
+  const failed = async (transitioned: Transitioned) => {
+    await enqueueDeliveries(deps.webhooksQueue, deps.log, transitioned.deliveries);
+    return transitioned.moved.length;
+  };
 
   // Expiry first, so that an expired message is not handed back to round-robin just before it fails.
   await pages(async () => {
     const ids = await expiredUnsent(sql, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
-    const failed = await failMessages(sql, {
+    result.expired += await failed(await failMessages(sql, {
       ids, now, from: ['pending', 'assigned'],
       error: `Expired: no device took the message within ${config.MESSAGE_TTL_SECONDS} seconds.`,
-    });
-    result.expired += failed.length;
+    }));
     return ids.length;
   });
 
@@ -53,20 +60,18 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   });
   await pages(async () => {
     const ids = await unclaimedExhausted(sql, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE });
-    const failed = await failMessages(sql, {
+    result.unclaimedFailed += await failed(await failMessages(sql, {
       ids, now, from: ['assigned'],
       error: `No device claimed the message after ${config.MAX_ASSIGNMENTS} assignments of ${config.ASSIGN_LEASE_SECONDS} seconds.`,
-    });
-    result.unclaimedFailed += failed.length;
+    }));
     return ids.length;
   });
   await pages(async () => {
     const ids = await staleSending(sql, { sendingBefore: ago(config.SENDING_LEASE_SECONDS), limit: PAGE });
-    const failed = await failMessages(sql, {
+    result.sendingFailed += await failed(await failMessages(sql, {
       ids, now, from: ['sending'],
       error: `The device did not report a result within ${config.SENDING_LEASE_SECONDS} seconds; the message is not sent again because the phone may have sent it.`,
-    });
-    result.sendingFailed += failed.length;
+    }));
     return ids.length;
   });
 
@@ -79,6 +84,16 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
     if (!next) break;
     after = next;
   }
+
+  // The webhook outbox: a pending delivery whose attempt is overdue lost its job (or it is late
+  // behind a backlog, and then the re-add is a no-op).
+  const overdueBefore = ago(config.OUTBOX_AGE_SECONDS);
+  await pages(async () => {
+    const ids = await overdueDeliveries(sql, { before: overdueBefore, limit: PAGE });
+    if (ids.length > 0) await enqueueWebhookDeliveries(deps.webhooksQueue, ids);
+    result.webhooksEnqueued += ids.length;
+    return ids.length;
+  });
   return result;
 }
 

@@ -1,12 +1,16 @@
 import { pino } from 'pino';
 import { DispatcherConfigSchema, loadConfig, type ApiConfig } from '@smsgw/config';
-import { startDispatcher, type Dispatcher } from '../dispatcher.ts';
+import { startDispatcher, type Dispatcher, type DispatcherOptions } from '../dispatcher.ts';
 
 /**
  * A dispatcher in this process, on the database and queue prefix of a test API. `env` overrides
- * the dispatcher's settings (lease lengths, sweep interval, ...).
+ * the dispatcher's settings (lease lengths, sweep interval, ...); `options` its webhook resolver.
  */
-export function startTestDispatcher(api: { config: ApiConfig }, env: Record<string, string> = {}): Promise<Dispatcher> {
+export function startTestDispatcher(
+  api: { config: ApiConfig },
+  env: Record<string, string> = {},
+  options: DispatcherOptions = {},
+): Promise<Dispatcher> {
   const config = loadConfig(DispatcherConfigSchema, {
     DATABASE_URL: api.config.DATABASE_URL,
     REDIS_URL: api.config.REDIS_URL,
@@ -15,5 +19,5 @@ export function startTestDispatcher(api: { config: ApiConfig }, env: Record<stri
     LOG_LEVEL: 'silent',
     ...env,
   });
-  return startDispatcher(config, pino({ level: config.LOG_LEVEL }));
+  return startDispatcher(config, pino({ level: config.LOG_LEVEL }), options);
 }

@@ -499,7 +499,7 @@ describe('POST /api/v1/device/reports', () => {
     const id = res.json().message_ids[0] as string;
     await vi.waitFor(async () => expect((await message(id)).state).toBe('assigned'), { timeout: 15_000 });
     const now = new Date();
-    expect(await applyReports(api.sql, { deviceId: device.id, status: 'failed', reports: [{ id, at: now, error: 'made up' }], now })).toEqual([]);
+    expect((await applyReports(api.sql, { deviceId: device.id, status: 'failed', reports: [{ id, at: now, error: 'made up' }], now })).moved).toEqual([]);
     expect((await message(id)).state).toBe('assigned');
   });
 

@@ -1,0 +1,262 @@
+import { Type } from 'typebox';
+import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError, MESSAGE_EVENT_TYPES, WebhookTargetError, checkWebhookUrl, isUuid } from '@smsgw/core';
+import {
+  WebhookLimitError, createTestDelivery, createWebhook, deleteWebhook, findWebhook, listWebhookDeliveries, listWebhooks,
+  retryWebhookDelivery, rotateWebhookSecret, updateWebhook, type WebhookDeliveryRow, type WebhookRow,
+} from '@smsgw/db';
+import { enqueueWebhookDeliveries } from '@smsgw/queue';
+import { ErrorBody, IdParams, NullableTimestamp, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+
+export const MAX_WEBHOOKS = 20;
+
+const Url = Type.String({ minLength: 1, description: 'http(s), at most 2000 characters, whose host resolves only to public addresses.' });
+const Events = Type.Array(Type.Enum([...MESSAGE_EVENT_TYPES]), { minItems: 1, uniqueItems: true, description: 'Event types the endpoint receives.' });
+const Description = Type.String({ maxLength: 500 });
+const Secret = Type.String({ description: 'whsec_ + base64 key: verifies the webhook-signature header (Standard Webhooks).' });
+
+const WebhookRecord = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  events: Events,
+  description: Type.Union([Type.String(), Type.Null()]),
+  enabled: Type.Boolean(),
+  disabled_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why smsgw disabled the endpoint (410 Gone); null otherwise.' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+const DeliveryRecord = Type.Object({
+  id: Type.String({ description: 'The webhook-id header of every attempt.' }),
+  type: Type.String(),
+  message_id: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Enum(['pending', 'succeeded', 'failed']),
+  attempts: Type.Integer(),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  last_attempt_at: NullableTimestamp,
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'Set exactly while the delivery is pending.' }),
+  created_at: Timestamp,
+});
+
+const DeliveryParams = Type.Object({ id: Type.String(), deliveryId: Type.String() }, { additionalProperties: false });
+
+function toRecord(w: WebhookRow) {
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events as (typeof MESSAGE_EVENT_TYPES)[number][],
+    description: w.description,
+    enabled: w.enabled,
+    disabled_reason: w.disabledReason,
+    created_at: w.createdAt.toISOString(),
+    updated_at: w.updatedAt.toISOString(),
+  };
+}
+
+function toDeliveryRecord(d: WebhookDeliveryRow) {
+  return {
+    id: d.id,
+    type: d.type,
+    message_id: d.messageId,
+    state: d.state,
+    attempts: d.attempts,
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    last_attempt_at: d.lastAttemptAt?.toISOString() ?? null,
+    next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
+    created_at: d.createdAt.toISOString(),
+  };
+}
+
+/** `/api/v1/webhooks`: endpoints that receive the user's message events, signed as Standard Webhooks. */
+const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('onRequest', app.authenticate);
+
+  async function own(userId: string, id: string): Promise<WebhookRow> {
+    const webhook = isUuid(id) ? await findWebhook(app.db, { userId, id }) : null;
+    if (!webhook) throw new AppError('not_found', 'Webhook not found');
+    return webhook;
+  }
+  async function ownEnabled(userId: string, id: string): Promise<WebhookRow> {
+    const webhook = await own(userId, id);
+    if (!webhook.enabled) throw new AppError('webhook_disabled');
+    return webhook;
+  }
+  async function checkUrl(url: string | undefined): Promise<void> {
+    if (url === undefined) return;
+    try {
+      await checkWebhookUrl(url, app.webhookPolicy);
+    } catch (error) {
+      if (error instanceof WebhookTargetError) throw new AppError('invalid_webhook_url', error.message);
+      throw error;
+    }
+  }
+  /** The delivery row is the outbox: if Redis refuses the job, the dispatcher's sweep enqueues it. */
+  async function enqueue(log: FastifyBaseLogger, deliveryId: string): Promise<void> {
+    try {
+      // A retried delivery may still have a job waiting for its next attempt, which a new add would leave waiting.
+      const job = await app.webhooksQueue.getJob(deliveryId);
+      if (job && (await job.isDelayed())) await job.promote();
+      else await enqueueWebhookDeliveries(app.webhooksQueue, [deliveryId]);
+    } catch (error) {
+      log.warn({ err: error, deliveryId }, 'enqueue failed; delivery left to the outbox sweep');
+    }
+  }
+
+  app.post(
+    '/api/v1/webhooks',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Create a webhook endpoint (its secret is shown once)',
+        body: Type.Object({ url: Url, events: Events, description: Type.Optional(Description) }, { additionalProperties: false }),
+        response: { 201: Type.Intersect([WebhookRecord, Type.Object({ secret: Secret })]), 400: ErrorBody, 409: ErrorBody, ...authErrors },
+      },
+    },
+    async (request, reply) => {
+      await checkUrl(request.body.url);
+      const { secret, webhook } = await createWebhook(app.db, { userId: request.auth.user.id, ...request.body, limit: MAX_WEBHOOKS }).catch((error) => {
+        if (error instanceof WebhookLimitError) {
+          throw new AppError('webhook_limit_reached', `A user may have at most ${MAX_WEBHOOKS} webhook endpoints; delete one first.`);
+        }
+        throw error;
+      });
+      return reply.status(201).send({ ...toRecord(webhook), secret });
+    },
+  );
+
+  app.get(
+    '/api/v1/webhooks',
+    { schema: { tags: ['webhooks'], summary: 'List webhook endpoints, newest first', querystring: Pagination, response: { 200: PageOf(WebhookRecord), 400: ErrorBody, ...authErrors } } },
+    async (request) => {
+      const { rows, total } = await listWebhooks(app.db, { userId: request.auth.user.id, ...request.query });
+      return page(rows.map(toRecord), total, request.query);
+    },
+  );
+
+  app.get(
+    '/api/v1/webhooks/:id',
+    { schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: IdParams, response: { 200: WebhookRecord, 404: ErrorBody, ...authErrors } } },
+    async (request) => toRecord(await own(request.auth.user.id, request.params.id)),
+  );
+
+  app.patch(
+    '/api/v1/webhooks/:id',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Change a webhook endpoint; enabling it clears disabled_reason',
+        params: IdParams,
+        body: Type.Object(
+          {
+            url: Type.Optional(Url),
+            events: Type.Optional(Events),
+            description: Type.Optional(Type.Union([Description, Type.Null()], { description: 'null removes it.' })),
+            enabled: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: WebhookRecord, 400: ErrorBody, 404: ErrorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const userId = request.auth.user.id;
+      const { id } = request.params;
+      await own(userId, id);
+      await checkUrl(request.body.url);
+      const webhook = await updateWebhook(app.db, { userId, id, ...request.body });
+      if (!webhook) throw new AppError('not_found', 'Webhook not found');
+      return toRecord(webhook);
+    },
+  );
+
+  app.delete(
+    '/api/v1/webhooks/:id',
+    { schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint and its deliveries', params: IdParams, response: { 204: Type.Null(), 404: ErrorBody, ...authErrors } } },
+    async (request, reply) => {
+      const { id } = request.params;
+      if (!isUuid(id) || !(await deleteWebhook(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Webhook not found');
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Give the endpoint a new secret; the previous one keeps signing alongside it for 24 hours',
+        params: IdParams,
+        response: { 200: Type.Object({ id: Type.String(), secret: Secret, previous_secret_expires_at: Timestamp }), 404: ErrorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const rotated = isUuid(id) ? await rotateWebhookSecret(app.db, { userId: request.auth.user.id, id }) : null;
+      if (!rotated) throw new AppError('not_found', 'Webhook not found');
+      return { id: rotated.id, secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt.toISOString() };
+    },
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/test',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Send a webhook.test event to the endpoint',
+        params: IdParams,
+        response: { 202: DeliveryRecord, 404: ErrorBody, 409: ErrorBody, ...authErrors },
+      },
+    },
+    async (request, reply) => {
+      const userId = request.auth.user.id;
+      const webhook = await ownEnabled(userId, request.params.id);
+      const delivery = await createTestDelivery(app.db, { userId, webhookId: webhook.id });
+      await enqueue(request.log, delivery.id);
+      return reply.status(202).send(toDeliveryRecord(delivery));
+    },
+  );
+
+  app.get(
+    '/api/v1/webhooks/:id/deliveries',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: "List the endpoint's deliveries, newest first",
+        params: IdParams,
+        querystring: Pagination,
+        response: { 200: PageOf(DeliveryRecord), 400: ErrorBody, 404: ErrorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const userId = request.auth.user.id;
+      const webhook = await own(userId, request.params.id);
+      const { rows, total } = await listWebhookDeliveries(app.db, { userId, webhookId: webhook.id, ...request.query });
+      return page(rows.map(toDeliveryRecord), total, request.query);
+    },
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/deliveries/:deliveryId/retry',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Attempt a delivery again now (any state; its attempts keep counting)',
+        params: DeliveryParams,
+        response: { 202: DeliveryRecord, 404: ErrorBody, 409: ErrorBody, ...authErrors },
+      },
+    },
+    async (request, reply) => {
+      const userId = request.auth.user.id;
+      const { id, deliveryId } = request.params;
+      await ownEnabled(userId, id);
+      const delivery = isUuid(deliveryId) ? await retryWebhookDelivery(app.db, { userId, webhookId: id, id: deliveryId }) : null;
+      if (!delivery) throw new AppError('not_found', 'Delivery not found');
+      await enqueue(request.log, delivery.id);
+      return reply.status(202).send(toDeliveryRecord(delivery));
+    },
+  );
+};
+export default webhookRoutes;

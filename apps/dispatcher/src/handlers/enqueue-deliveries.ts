@@ -1,0 +1,15 @@
+import type { Logger } from 'pino';
+import { enqueueWebhookDeliveries, type WebhooksQueue } from '@smsgw/queue';
+
+/**
+ * Enqueues the webhook deliveries a committed transition wrote. A failure is only logged: the
+ * deliveries are in Postgres, and the sweep enqueues every pending delivery that is overdue.
+ */
+export async function enqueueDeliveries(queue: WebhooksQueue, log: Logger, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  try {
+    await enqueueWebhookDeliveries(queue, ids);
+  } catch (error) {
+    log.warn({ err: error, count: ids.length }, 'enqueue of webhook deliveries failed; left to the outbox sweep');
+  }
+}

@@ -1,0 +1,100 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { guardedLookup, isForbiddenAddress, WebhookTargetError, type TargetPolicy } from '@smsgw/core';
+
+/** At most this much of a response body is read (and kept for the delivery log's error line). */
+const MAX_RESPONSE_BYTES = 4096;
+
+export interface PostOptions {
+  policy: TargetPolicy;
+  connectTimeoutMs: number;
+  timeoutMs: number;
+}
+
+/** What one attempt gave: the status code when the endpoint answered, or why it did not. */
+export interface PostResult {
+  statusCode: number | null;
+  error: string | null;
+  /** The start of the response body, up to MAX_RESPONSE_BYTES. */
+  body: string;
+}
+
+// Connections are kept alive between attempts to the same endpoint; each new one is checked by the guarded lookup.
+const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+
+/**
+ * POSTs one webhook: no redirects followed (Node's client never follows them), a time limit on
+ * connecting and one on the whole exchange, the response body read up to a small cap, and the
+ * target's addresses checked against the policy on every new connection.
+ */
+export function postWebhook(url: URL, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A literal address is connected to without a lookup, so it is checked here.
+  if (isIP(host) && !options.policy.allowPrivate && isForbiddenAddress(host)) {
+    const error = new WebhookTargetError(`The address ${host} is loopback, private or otherwise internal; webhooks must reach a public address.`);
+    return Promise.resolve({ statusCode: null, error: error.message, body: '' });
+  }
+  const isHttps = url.protocol === 'https:';
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: PostResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(whole);
+      resolve(result);
+    };
+    const fail = (message: string) => finish({ statusCode: null, error: message, body: '' });
+
+    const request = (isHttps ? https : http).request(url, {
+      method: 'POST',
+      agent: isHttps ? agents.https : agents.http,
+      lookup: guardedLookup(options.policy),
+      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+    });
+    const whole = setTimeout(() => {
+      fail(`No complete response within ${options.timeoutMs} ms.`);
+      request.destroy();
+    }, options.timeoutMs);
+
+    request.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      const connect = setTimeout(() => {
+        fail(`Could not connect within ${options.connectTimeoutMs} ms.`);
+        request.destroy();
+      }, options.connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(connect));
+      socket.once('close', () => clearTimeout(connect));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (error instanceof WebhookTargetError) return fail(error.message);
+      fail(error.code ? `${error.code}: ${error.message}` : error.message);
+    });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const done = () => {
+        const status = response.statusCode ?? 0;
+        const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_RESPONSE_BYTES);
+        const redirect = status >= 300 && status < 400;
+        finish({
+          statusCode: status,
+          error: status >= 200 && status < 300 ? null : redirect ? `Answered ${status}; redirects are not followed.` : `Answered ${status}.`,
+          body: text,
+        });
+      };
+      response.on('data', (chunk: Buffer) => {
+        if (size < MAX_RESPONSE_BYTES) chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
+        size += chunk.length;
+        // Past the cap the rest is not read: the connection is dropped instead.
+        if (size >= MAX_RESPONSE_BYTES) {
+          done();
+          response.destroy();
+        }
+      });
+      response.on('end', done);
+      response.on('error', () => done());
+    });
+    request.end(body);
+  });
+}

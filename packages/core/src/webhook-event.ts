@@ -1,0 +1,44 @@
+import { toMessageRecord, type MessageFields, type MessageRecord } from './message-record.ts';
+
+/**
+ * Webhook events (decisions.md, "Webhooks"): the types a user may subscribe to, the test event,
+ * the payload every delivery carries and the retry schedule.
+ */
+export const MESSAGE_EVENT_TYPES = ['message.sent', 'message.delivered', 'message.failed'] as const;
+export type MessageEventType = (typeof MESSAGE_EVENT_TYPES)[number];
+export const TEST_EVENT_TYPE = 'webhook.test';
+export type WebhookEventType = MessageEventType | typeof TEST_EVENT_TYPE;
+
+export interface TestEventData {
+  webhook_id: string;
+  message: string;
+}
+
+export interface WebhookPayload {
+  type: WebhookEventType;
+  timestamp: string;
+  data: MessageRecord | TestEventData;
+}
+
+/** The body of one delivery; the same bytes on every attempt, as it is rebuilt from stored fields only. */
+export function webhookBody(type: MessageEventType, occurredAt: Date, message: MessageFields): string;
+export function webhookBody(type: typeof TEST_EVENT_TYPE, occurredAt: Date, data: TestEventData): string;
+export function webhookBody(type: WebhookEventType, occurredAt: Date, data: MessageFields | TestEventData): string {
+  const payload: WebhookPayload = {
+    type,
+    timestamp: occurredAt.toISOString(),
+    data: type === TEST_EVENT_TYPE ? (data as TestEventData) : toMessageRecord(data as MessageFields),
+  };
+  return JSON.stringify(payload);
+}
+
+/**
+ * How long to wait after `attempts` failed attempts, from the schedule of delays in seconds
+ * (WEBHOOK_RETRY_DELAYS), with a jitter of up to a fifth either way so that an endpoint coming back
+ * is not hit by every retry at once; undefined when the schedule is spent.
+ */
+export function nextAttemptDelayMs(attempts: number, delaysSeconds: readonly number[], random: () => number = Math.random): number | undefined {
+  const base = delaysSeconds[attempts - 1];
+  if (base === undefined) return undefined;
+  return Math.round(base * 1000 * (0.8 + 0.4 * random()));
+}

@@ -1,0 +1,150 @@
+import type { Encoding, MessageFields, MessageState, WebhookEventType } from '@smsgw/core';
+import type { Sql } from './sql.ts';
+
+/**
+ * The webhook statements of the dispatcher: events written by the transitions' own statements, and
+ * the attempts of each delivery. A delivery row is its own outbox: `next_attempt_at` is set while
+ * it is pending and null once it succeeded or failed for good.
+ */
+
+/**
+ * The part of a transition statement that writes its webhook events: one delivery per enabled
+ * endpoint of the message's user that subscribed to the type. `moved` must return `id`, `user_id`,
+ * `at` (when the transition happened) and `snapshot` (`to_jsonb` of the updated row); `types` is
+ * the SQL of a `text[]` parameter. Add `hooks` to the statement's WITH list; it returns the ids of
+ * the deliveries to enqueue.
+ */
+export function webhookEventsCte(types: string): string {
+  return `hooks AS (
+       INSERT INTO webhook_deliveries (id, webhook_id, user_id, type, message_id, occurred_at, data)
+       SELECT gen_random_uuid(), w.id, w.user_id, e.type, moved.id, moved.at, moved.snapshot
+       FROM moved
+       JOIN webhooks w ON w.user_id = moved.user_id AND w.enabled
+       CROSS JOIN unnest(${types}::text[]) AS e(type)
+       WHERE e.type = ANY(w.events)
+       RETURNING id
+     )`;
+}
+
+/** What a transition statement with webhook events returns: the rows it moved and the deliveries it wrote. */
+export interface Transitioned {
+  moved: string[];
+  deliveries: string[];
+}
+
+/** The final SELECT of a statement with `moved` and `hooks`. */
+export const TRANSITIONED_SELECT = `SELECT 'moved' AS kind, id FROM moved UNION ALL SELECT 'delivery', id FROM hooks`;
+
+export function toTransitioned(rows: { kind: string; id: string }[]): Transitioned {
+  const result: Transitioned = { moved: [], deliveries: [] };
+  for (const row of rows) (row.kind === 'moved' ? result.moved : result.deliveries).push(row.id);
+  return result;
+}
+
+/** The message as the transition left it, from the row `to_jsonb` stored in the delivery. */
+export function messageFromSnapshot(data: Record<string, unknown>): MessageFields {
+  const date = (value: unknown) => (value === null || value === undefined ? null : new Date(value as string));
+  return {
+    id: data.id as string,
+    batchId: (data.batch_id as string | null) ?? null,
+    deviceId: (data.device_id as string | null) ?? null,
+    to: data.to_number as string,
+    body: data.body as string,
+    segments: data.segments as number,
+    encoding: data.encoding as Encoding,
+    state: data.state as MessageState,
+    error: (data.error as string | null) ?? null,
+    createdAt: new Date(data.created_at as string),
+    updatedAt: new Date(data.updated_at as string),
+    sentAt: date(data.sent_at),
+    deliveredAt: date(data.delivered_at),
+  };
+}
+
+export interface DeliveryAttempt {
+  id: string;
+  webhookId: string;
+  type: WebhookEventType;
+  occurredAt: Date;
+  data: Record<string, unknown>;
+  state: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  url: string;
+  enabled: boolean;
+  /** The secrets that sign: the current one, and the previous one while it is valid. */
+  secrets: string[];
+}
+
+/** A delivery with what its next attempt needs; null if it (or its endpoint) was deleted. */
+export async function loadDeliveryAttempt(sql: Sql, id: string, now: Date): Promise<DeliveryAttempt | null> {
+  const { rows } = await sql.query<{
+    id: string; webhook_id: string; type: WebhookEventType; occurred_at: Date; data: Record<string, unknown>;
+    state: DeliveryAttempt['state']; attempts: number; url: string; enabled: boolean; secret: string;
+    previous_secret: string | null; previous_secret_expires_at: Date | null;
+  }>(
+    `SELECT d.id, d.webhook_id, d.type, d.occurred_at, d.data, d.state, d.attempts,
+            w.url, w.enabled, w.secret, w.previous_secret, w.previous_secret_expires_at
+     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+     WHERE d.id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const previousValid = row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at > now;
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    type: row.type,
+    occurredAt: row.occurred_at,
+    data: row.data,
+    state: row.state,
+    attempts: row.attempts,
+    url: row.url,
+    enabled: row.enabled,
+    secrets: previousValid ? [row.secret, row.previous_secret!] : [row.secret],
+  };
+}
+
+export interface AttemptResult {
+  /** succeeded: 2xx; retry: try again at `nextAttemptAt`; failed: given up. */
+  outcome: 'succeeded' | 'retry' | 'failed';
+  statusCode: number | null;
+  error: string | null;
+  at: Date;
+  nextAttemptAt: Date | null;
+}
+
+/** Records one attempt of a pending delivery; false if it was no longer pending. */
+export async function recordDeliveryAttempt(sql: Sql, id: string, result: AttemptResult): Promise<boolean> {
+  const state = result.outcome === 'retry' ? 'pending' : result.outcome;
+  const { rowCount } = await sql.query(
+    `UPDATE webhook_deliveries
+     SET attempts = attempts + 1, state = $2::webhook_delivery_state, last_status_code = $3, last_error = $4,
+         last_attempt_at = $5, next_attempt_at = $6
+     WHERE id = $1 AND state = 'pending'`,
+    [id, state, result.statusCode, result.error, result.at, result.outcome === 'retry' ? result.nextAttemptAt : null],
+  );
+  return rowCount === 1;
+}
+
+/** Ends a pending delivery without an attempt (its endpoint is disabled). */
+export async function abandonDelivery(sql: Sql, id: string, error: string): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_deliveries SET state = 'failed', last_error = $2, next_attempt_at = NULL WHERE id = $1 AND state = 'pending'`,
+    [id, error],
+  );
+}
+
+/** Disables an endpoint on smsgw's own decision (410 Gone), with the reason shown to the user. */
+export async function disableWebhook(sql: Sql, webhookId: string, reason: string, now: Date): Promise<void> {
+  await sql.query(`UPDATE webhooks SET enabled = false, disabled_reason = $2, updated_at = $3 WHERE id = $1`, [webhookId, reason, now]);
+}
+
+/** Pending deliveries whose attempt is overdue by then: their job may have been lost. */
+export async function overdueDeliveries(sql: Sql, options: { before: Date; limit: number }): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM webhook_deliveries WHERE next_attempt_at < $1 AND state = 'pending' ORDER BY next_attempt_at LIMIT $2`,
+    [options.before, options.limit],
+  );
+  return rows.map((r) => r.id);
+}
