@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SmsgwClient } from '@smsgw/client';
 import { createApiKey, createDb, createDevice, createUser } from '@smsgw/db';
 import { recreateDatabase } from '@smsgw/db/testing';
 import { buildProcesses, sentIds, startCluster } from '../test/support/cluster.ts';
+import { cpuOf, cpuSeconds } from './cpu.ts';
 
 /**
  * `pnpm bench:e2e`: the real processes (one API, two dispatchers, ten simulated devices with no
@@ -63,22 +64,6 @@ async function settled(pids: number[]): Promise<void> {
   }
 }
 
-/** CPU seconds used so far by a process (with its reaped children, for Postgres' backends). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-  return ((fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0)) / 100;
-}
-/** CPU seconds of every process of the machine named `name` (Postgres runs one per connection). */
-async function cpuOf(name: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const comm = (await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '')).trim();
-    if (comm === name) total += await cpuSeconds(Number(entry));
-  }
-  return total;
-}
 async function cpuSnapshot(): Promise<Record<string, number>> {
   const snapshot: Record<string, number> = {};
   for (const [name, child] of cluster.processes) snapshot[name] = await cpuSeconds(child.pid!);
