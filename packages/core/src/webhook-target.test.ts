@@ -45,6 +45,15 @@ describe('checkWebhookUrl', () => {
     await expect(checkWebhookUrl(url, strict)).rejects.toThrow(/resolves to .*internal address/);
   });
 
+  it('says which address it refused, and for a name what the name resolved to', async () => {
+    await expect(checkWebhookUrl('http://127.0.0.1/', strict)).rejects.toThrow(
+      'The address 127.0.0.1 is a loopback, private or otherwise internal address; webhooks must reach a public address.',
+    );
+    await expect(checkWebhookUrl('http://internal.example/', strict)).rejects.toThrow(
+      'The host internal.example resolves to 10.1.2.3, a loopback, private or otherwise internal address; webhooks must reach a public address.',
+    );
+  });
+
   it('refuses a name that does not resolve, or resolves to nothing', async () => {
     await expect(checkWebhookUrl('https://nowhere.example/', strict)).rejects.toThrow('The host nowhere.example does not resolve.');
     await expect(checkWebhookUrl('https://empty.example/', strict)).rejects.toThrow('does not resolve');

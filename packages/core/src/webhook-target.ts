@@ -45,8 +45,11 @@ export function parseWebhookUrl(text: string): URL {
   return url;
 }
 
-/** The addresses of a host that a webhook may reach, or an error naming why none may be used. */
-async function allowedAddresses(hostname: string, policy: TargetPolicy): Promise<string[]> {
+/**
+ * The addresses of a host (a name or a literal address) that a webhook may reach, or an error
+ * naming why none may be used. A literal is checked without a lookup.
+ */
+export async function allowedAddresses(hostname: string, policy: TargetPolicy): Promise<string[]> {
   let addresses: string[];
   if (isIP(hostname)) {
     addresses = [hostname];
@@ -61,9 +64,8 @@ async function allowedAddresses(hostname: string, policy: TargetPolicy): Promise
   if (!policy.allowPrivate) {
     const forbidden = addresses.find(isForbiddenAddress);
     if (forbidden !== undefined) {
-      throw new WebhookTargetError(
-        `The host ${hostname} resolves to ${forbidden}, a loopback, private or otherwise internal address; webhooks must reach a public address.`,
-      );
+      const what = isIP(hostname) ? `The address ${forbidden} is` : `The host ${hostname} resolves to ${forbidden},`;
+      throw new WebhookTargetError(`${what} a loopback, private or otherwise internal address; webhooks must reach a public address.`);
     }
   }
   return addresses;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, isForbiddenAddress, WebhookTargetError, type TargetPolicy } from '@smsgw/core';
+import { allowedAddresses, guardedLookup, WebhookTargetError, type TargetPolicy } from '@smsgw/core';
 
 /** At most this much of a response body is read (and kept for the delivery log's error line). */
 const MAX_RESPONSE_BYTES = 4096;
@@ -28,13 +28,20 @@ const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Age
  * connecting and one on the whole exchange, the response body read up to a small cap, and the
  * target's addresses checked against the policy on every new connection.
  */
-export function postWebhook(url: URL, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
+export async function postWebhook(url: URL, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // A literal address is connected to without a lookup, so it is checked here.
-  if (isIP(host) && !options.policy.allowPrivate && isForbiddenAddress(host)) {
-    const error = new WebhookTargetError(`The address ${host} is loopback, private or otherwise internal; webhooks must reach a public address.`);
-    return Promise.resolve({ statusCode: null, error: error.message, body: '' });
+  if (isIP(host)) {
+    try {
+      await allowedAddresses(host, options.policy);
+    } catch (error) {
+      return { statusCode: null, error: (error as Error).message, body: '' };
+    }
   }
+  return send(url, headers, body, options);
+}
+
+function send(url: URL, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
   const isHttps = url.protocol === 'https:';
   return new Promise((resolve) => {
     let settled = false;

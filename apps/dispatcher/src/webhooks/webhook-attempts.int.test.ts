@@ -230,8 +230,8 @@ describe('SSRF at connect time', () => {
     const of = (webhookId: string) => rows.find((d) => d.webhookId === webhookId)!;
 
     for (const row of rows) expect([row.state, row.lastStatusCode]).toEqual(['pending', null]);
-    expect(of(loopback.id).lastError).toMatch(/^The address 127\.0\.0\.1 is loopback, private or otherwise internal/);
-    expect(of(mapped.id).lastError).toMatch(/^The address ::ffff:7f00:1 is loopback, private or otherwise internal/);
+    expect(of(loopback.id).lastError).toMatch(/^The address 127\.0\.0\.1 is a loopback, private or otherwise internal address/);
+    expect(of(mapped.id).lastError).toMatch(/^The address ::ffff:7f00:1 is a loopback, private or otherwise internal address/);
     expect(of(renamed.id).lastError).toMatch(/^The host hooks\.example\.test resolves to 10\.0\.0\.7, a loopback, private or otherwise internal address/);
     expect(resolved).toEqual(['hooks.example.test']);
     expect(target.received).toEqual([]);
