@@ -79,12 +79,13 @@ const prefix = `smsgw-floor-${randomBytes(4).toString('hex')}`;
 const redis = createProducerConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const queue = createDispatchQueue(redis, prefix);
 let worker: Worker | undefined;
+const workerConnection = createWorkerConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const bullmq = await measure('BullMQ: one job per message, added in bulk, consumed by a no-op worker', async () => {
   for (const chunk of chunks(ids, PER_SEND)) await enqueueDispatch(queue, chunk);
   let done = 0;
   await new Promise<void>((resolve) => {
     worker = new Worker(JOBS['message.dispatch'].queue, async () => void (++done === TOTAL && resolve()), {
-      connection: createWorkerConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'),
+      connection: workerConnection,
       prefix,
       concurrency: 256,
     });
@@ -92,6 +93,7 @@ const bullmq = await measure('BullMQ: one job per message, added in bulk, consum
 });
 
 await worker?.close();
+workerConnection.disconnect();
 await queue.close();
 await deletePrefix(redis, prefix);
 redis.disconnect();

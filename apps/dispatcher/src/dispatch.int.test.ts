@@ -81,7 +81,8 @@ describe('round-robin', () => {
     await waitUntilAssigned(userId, 300);
 
     expect(await perDevice(userId)).toEqual(Object.fromEntries(devices.map((d) => [d.id, 100])));
-    const events = await api.db.messageEvent.count({ where: { message: { userId }, state: 'assigned' } });
+    const ids = (await api.db.message.findMany({ where: { userId }, select: { id: true } })).map((m) => m.id);
+    const events = await api.db.messageEvent.count({ where: { messageId: { in: ids }, state: 'assigned' } });
     expect(events).toBe(300);
   });
 
