@@ -84,6 +84,7 @@ export const WebhookEnv = Type.Object({
   }),
   WEBHOOK_CONCURRENCY: Integer({ default: 32, maximum: 1000, description: 'Webhook requests a dispatcher makes at once.' }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Integer({ default: 4, maximum: 100, description: 'Requests to one webhook endpoint at once, across every dispatcher.' }),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Integer({ default: 30, maximum: 3650, description: 'Days a finished webhook delivery stays in the delivery log.' }),
 });
 
 /** WEBHOOK_RETRY_DELAYS as numbers of seconds. */

@@ -62,8 +62,3 @@ export async function completeIdempotencyKey(
 export async function releaseIdempotencyKey(db: Db, options: { userId: string; key: string }): Promise<void> {
   await db.idempotencyKey.deleteMany({ where: { userId: options.userId, key: options.key, completedAt: null } });
 }
-
-export async function deleteExpiredIdempotencyKeys(db: Db, olderThan: Date): Promise<number> {
-  const { count } = await db.idempotencyKey.deleteMany({ where: { createdAt: { lt: olderThan } } });
-  return count;
-}

@@ -17,3 +17,4 @@ export * from './groups.ts';
 export * from './templates.ts';
 export * from './webhook-deliveries.ts';
 export * from './webhooks.ts';
+export * from './retention.ts';

@@ -5,3 +5,4 @@ export * from './leases.ts';
 export * from './secrets.ts';
 export * from './sql.ts';
 export * from './webhook-deliveries.ts';
+export * from './retention.ts';

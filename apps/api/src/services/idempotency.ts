@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '@smsgw/core';
-import { claimIdempotencyKey, releaseIdempotencyKey } from '@smsgw/db';
+import { IDEMPOTENCY_KEY_RETENTION_MS, claimIdempotencyKey, releaseIdempotencyKey } from '@smsgw/db';
 
-const RETENTION_MS = 24 * 3600 * 1000;
 // A claim older than this whose request never completed is taken to be abandoned (a crashed process).
 const ABANDON_AFTER_MS = 60 * 1000;
 const MAX_KEY_LENGTH = 255;
@@ -31,7 +30,7 @@ export async function withIdempotencyKey<T>(
     createHash('sha256').update(request.routeOptions.url ?? '').update('\n').update(JSON.stringify(request.body)).digest(),
   );
   const claim = await claimIdempotencyKey(db, {
-    userId, key, requestHash, now: new Date(), retentionMs: RETENTION_MS, abandonAfterMs: ABANDON_AFTER_MS,
+    userId, key, requestHash, now: new Date(), retentionMs: IDEMPOTENCY_KEY_RETENTION_MS, abandonAfterMs: ABANDON_AFTER_MS,
   });
   switch (claim.outcome) {
     case 'mismatch':

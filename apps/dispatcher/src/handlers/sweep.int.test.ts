@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeviceSimConfigSchema, DispatcherConfigSchema, loadConfig, type DispatcherConfig } from '@smsgw/config';
+import { generateWebhookSecret, newId } from '@smsgw/core';
 import { applyReports, assignMessages, claimMessages } from '@smsgw/db';
 import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import { startDeviceSim } from '@smsgw/device-sim';
@@ -288,5 +289,45 @@ describe('the outbox (OUTBOX_AGE_SECONDS)', () => {
     // The job id is the message id: the job found is the one the send added, untouched.
     const after = await api.queue.getJob(id);
     expect({ timestamp: after?.timestamp, state: await after?.getState() }).toEqual({ timestamp: job!.timestamp, state: 'waiting' });
+  });
+});
+
+describe('retention', () => {
+  const DAY = 86_400_000;
+
+  it('deletes Idempotency-Keys after 24 hours, and finished webhook deliveries after WEBHOOK_DELIVERY_RETENTION_DAYS, but never a pending one', async () => {
+    const { userId } = await createTestUser(api.db, { devices: 0 });
+    const now = Date.now();
+    const key = (name: string, ageMs: number) =>
+      api.db.idempotencyKey.create({ data: { userId, key: name, requestHash: Buffer.alloc(32), createdAt: new Date(now - ageMs) } });
+    await key('old', DAY + 60_000);
+    await key('recent', DAY - 60_000);
+
+    const webhook = await api.db.webhook.create({
+      data: { id: newId(), userId, url: 'https://hooks.example.com/x', events: ['message.sent'], secret: generateWebhookSecret() },
+    });
+    const delivery = (state: 'pending' | 'succeeded' | 'failed', ageDays: number) =>
+      api.db.webhookDelivery.create({
+        data: {
+          id: newId(), webhookId: webhook.id, userId, type: 'webhook.test', occurredAt: new Date(), data: {}, state,
+          nextAttemptAt: state === 'pending' ? new Date(now + DAY) : null, createdAt: new Date(now - ageDays * DAY),
+        },
+      });
+    const oldSucceeded = await delivery('succeeded', 8);
+    const oldFailed = await delivery('failed', 8);
+    const oldPending = await delivery('pending', 8);
+    const recent = await delivery('succeeded', 6);
+
+    const result = await sweep(
+      { sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, config: dispatcherConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '7' }), log },
+      new Date(now),
+    );
+
+    expect(result.idempotencyKeysPurged).toBeGreaterThanOrEqual(1);
+    expect((await api.db.idempotencyKey.findMany({ where: { userId } })).map((k) => k.key)).toEqual(['recent']);
+    expect(result.webhookDeliveriesPurged).toBeGreaterThanOrEqual(2);
+    const left = await api.db.webhookDelivery.findMany({ where: { webhookId: webhook.id }, select: { id: true } });
+    expect(new Set(left.map((d) => d.id))).toEqual(new Set([oldPending.id, recent.id]));
+    expect([oldSucceeded.id, oldFailed.id].some((id) => left.some((d) => d.id === id))).toBe(false);
   });
 });

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import {
-  expiredUnsent, failMessages, overdueDeliveries, releaseUnclaimed, staleSending, stalePending, unclaimedExhausted,
-  type PendingCursor, type Sql, type Transitioned,
+  IDEMPOTENCY_KEY_RETENTION_MS, expiredUnsent, failMessages, overdueDeliveries, purgeIdempotencyKeys, purgeWebhookDeliveries,
+  releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type PendingCursor, type Sql, type Transitioned,
 } from '@smsgw/db/sql';
 import { enqueueDispatch, enqueueWebhookDeliveries, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
@@ -26,6 +26,8 @@ export interface SweepResult {
   expired: number;
   outboxEnqueued: number;
   webhooksEnqueued: number;
+  idempotencyKeysPurged: number;
+  webhookDeliveriesPurged: number;
 }
 
 /**
@@ -35,7 +37,10 @@ export interface SweepResult {
 export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepResult> {
   const { sql, config } = deps;
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
-  const result: SweepResult = { reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0, webhooksEnqueued: 0 };
+  const result: SweepResult = {
+    reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0, webhooksEnqueued: 0,
+    idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0,
+  };
   const failed = async (transitioned: Transitioned) => {
     await enqueueDeliveries(deps.webhooksQueue, deps.log, transitioned.deliveries);
     return transitioned.moved.length;
@@ -93,6 +98,20 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
     if (ids.length > 0) await enqueueWebhookDeliveries(deps.webhooksQueue, ids);
     result.webhooksEnqueued += ids.length;
     return ids.length;
+  });
+
+  // Retention: Idempotency-Keys past their 24 hours, finished deliveries past WEBHOOK_DELIVERY_RETENTION_DAYS.
+  const keysBefore = new Date(now.getTime() - IDEMPOTENCY_KEY_RETENTION_MS);
+  await pages(async () => {
+    const purged = await purgeIdempotencyKeys(sql, { createdBefore: keysBefore, limit: PAGE });
+    result.idempotencyKeysPurged += purged;
+    return purged;
+  });
+  const deliveriesBefore = ago(config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86400);
+  await pages(async () => {
+    const purged = await purgeWebhookDeliveries(sql, { createdBefore: deliveriesBefore, limit: PAGE });
+    result.webhookDeliveriesPurged += purged;
+    return purged;
   });
   return result;
 }
