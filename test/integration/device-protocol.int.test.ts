@@ -1,13 +1,16 @@
+/**
+ * The device protocol of the API (apps/api/src/routes/device) with the dispatcher that assigns the
+ * messages and applies the reports: both apps in one process, so this file lives outside both.
+ */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { applyReports, assignMessages, deleteDevice, releaseUnclaimed } from '@smsgw/db';
 import { wakeupChannel } from '@smsgw/queue';
-// The typed client and the dispatcher are other workspace packages; tests reach them by path.
 import { DeviceClient } from '@smsgw/client';
+import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi, type TestDevice } from '@smsgw/api/testing';
 import type { Dispatcher } from '@smsgw/dispatcher';
 import { startTestDispatcher } from '@smsgw/dispatcher/testing';
-import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi, type TestDevice } from '../../testing/test-api.ts';
 
 let api: TestApi;
 const dispatchers: Dispatcher[] = [];
