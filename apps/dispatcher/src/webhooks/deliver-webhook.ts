@@ -24,8 +24,17 @@ export type DeliverOutcome =
   | { outcome: 'succeeded' | 'failed' | 'disabled' | 'skipped' }
   | { outcome: 'retry_at' | 'busy_until'; at: number };
 
-// A busy endpoint's deliveries wait this long, with jitter, before they look for a slot again.
-const BUSY_DELAY_MS = 250;
+/**
+ * When a delivery finds its endpoint's slots all taken, it looks again after a quarter of the time
+ * it has waited so far (within these bounds, with jitter): quickly behind a short burst, rarely
+ * behind a long backlog, so that a backlog of thousands does not keep the queue busy polling.
+ */
+const BUSY_DELAY_MIN_MS = 250;
+const BUSY_DELAY_MAX_MS = 30_000;
+
+function busyDelay(waitedMs: number): number {
+  return Math.min(BUSY_DELAY_MAX_MS, Math.max(BUSY_DELAY_MIN_MS, waitedMs / 4)) * (1 + Math.random());
+}
 
 function bodyOf(delivery: DeliveryAttempt): string {
   return delivery.type === TEST_EVENT_TYPE
@@ -47,7 +56,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, slot
     return { outcome: 'disabled' };
   }
   if (!(await deps.slots.acquire(delivery.webhookId, slotToken))) {
-    return { outcome: 'busy_until', at: Date.now() + BUSY_DELAY_MS + Math.random() * BUSY_DELAY_MS * 3 };
+    return { outcome: 'busy_until', at: Date.now() + busyDelay(Date.now() - delivery.occurredAt.getTime()) };
   }
 
   let result;
