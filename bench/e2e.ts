@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SmsgwClient } from '@smsgw/client';
+import { generateWebhookSecret, newId } from '@smsgw/core';
 import { createApiKey, createDb, createDevice, createUser } from '@smsgw/db';
 import { recreateDatabase } from '@smsgw/db/testing';
 import { buildProcesses, sentIds, startCluster } from '../test/support/cluster.ts';
@@ -13,6 +16,8 @@ import { cpuOf, cpuSeconds } from './cpu.ts';
  * artificial delay); 20,000 messages sent in requests of 1,000. Prints messages per second from
  * the first accept to the last delivery, p50/p99 of accept-to-delivered latency, and the peak
  * memory of each process. Target: >= 5,000 messages/s, API and dispatchers each under 200 MB.
+ * With BENCH_WEBHOOKS=1 the user also has a webhook endpoint for message.delivered (a receiver on
+ * loopback answering 204), and it prints the delivered-to-received latency of the webhooks.
  */
 const TOTAL = Number(process.env.BENCH_MESSAGES ?? 20_000);
 const PER_REQUEST = 1000;
@@ -27,6 +32,23 @@ const databaseUrl = await recreateDatabase(baseUrl, 'smsgw_bench_e2e');
 const db = createDb({ url: databaseUrl, poolSize: 2 });
 const user = await createUser(db, { name: 'bench', monthlyQuota: 1_000_000_000 });
 const { key } = await createApiKey(db, { userId: user.id, name: 'bench' });
+const WEBHOOKS = process.env.BENCH_WEBHOOKS === '1';
+const received = new Map<string, number>();
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string } }).data.id;
+    if (!received.has(id)) received.set(id, Date.now());
+    res.statusCode = 204;
+    res.end();
+  });
+});
+if (WEBHOOKS) {
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  await db.webhook.create({ data: { id: newId(), userId: user.id, url, events: ['message.delivered'], secret: generateWebhookSecret() } });
+}
 const tokens: string[] = [];
 for (let i = 0; i < DEVICES; i++) tokens.push((await createDevice(db, { userId: user.id, name: `sim-${i}` })).token);
 
@@ -38,7 +60,7 @@ const cluster = await startCluster({
   dispatchers: DISPATCHERS,
   deviceTokens: tokens,
   logDir,
-  env: { RATE_LIMIT_PER_MINUTE: '100000', LOG_LEVEL: 'warn' },
+  env: { RATE_LIMIT_PER_MINUTE: '100000', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true' },
   simEnv: { SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', SIM_CLAIM_LIMIT: '500' },
 });
 await settled([...cluster.processes.values()].map((child) => child.pid!));
@@ -91,6 +113,8 @@ while (delivered < TOTAL && Date.now() < deadline) {
   delivered = await db.message.count({ where: { state: 'delivered' } });
 }
 
+while (WEBHOOKS && received.size < TOTAL && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+
 const memory: Record<string, number> = {};
 for (const [name, child] of cluster.processes) {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
@@ -101,21 +125,27 @@ const cpuAfter = await cpuSnapshot();
 const rows = await db.message.findMany({ where: { state: 'delivered' }, select: { id: true, deliveredAt: true } });
 const latencies = rows.map((r) => r.deliveredAt!.getTime() - acceptedAt.get(r.id)!).sort((a, b) => a - b);
 const lastDelivered = Math.max(...rows.map((r) => r.deliveredAt!.getTime()));
+const webhookLatencies = rows.filter((r) => received.has(r.id)).map((r) => received.get(r.id)! - r.deliveredAt!.getTime()).sort((a, b) => a - b);
 const sent = await sentIds(logDir);
+receiver.close();
 await cluster.stop();
 await db.$disconnect();
 await rm(logDir, { recursive: true, force: true });
 
 const seconds = (lastDelivered - started) / 1000;
 const rate = TOTAL / seconds;
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const pct = (p: number) => percentile(latencies, p);
 const duplicates = sent.length - new Set(sent).size;
 console.log(`smsgw end-to-end benchmark: ${TOTAL} messages, ${TOTAL / PER_REQUEST} requests, ${DISPATCHERS} dispatchers, ${DEVICES} devices (one simulator process)`);
 console.log(`delivered            ${delivered} of ${TOTAL} (sent twice: ${duplicates})`);
 console.log(`sending took         ${((sendDone - started) / 1000).toFixed(2)} s`);
 console.log(`first accept → last delivered  ${seconds.toFixed(2)} s  =>  ${Math.round(rate)} messages/s (target >= ${TARGET_RATE})`);
 console.log(`accept → delivered   p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
+if (WEBHOOKS) {
+  console.log(`webhooks received    ${received.size} of ${TOTAL}; delivered → received p50 ${percentile(webhookLatencies, 50)} ms, p99 ${percentile(webhookLatencies, 99)} ms`);
+}
 console.log(`peak memory (MB)     ${Object.entries(memory).map(([n, mb]) => `${n} ${mb}`).join(', ')}`);
 console.log(`CPU seconds          ${Object.keys(cpuAfter).map((n) => `${n} ${(cpuAfter[n]! - (cpuBefore[n] ?? 0)).toFixed(1)}`).join(', ')}`);
 const heavy = Object.entries(memory).filter(([n, mb]) => n !== 'devices' && mb >= MEMORY_LIMIT_MB);
-if (delivered < TOTAL || duplicates > 0 || rate < TARGET_RATE || heavy.length > 0) process.exitCode = 1;
+if ((WEBHOOKS && received.size < TOTAL) || delivered < TOTAL || duplicates > 0 || rate < TARGET_RATE || heavy.length > 0) process.exitCode = 1;

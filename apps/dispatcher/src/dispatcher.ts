@@ -2,9 +2,9 @@ import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
 import type { Resolver } from '@smsgw/core';
-import { createSql } from '@smsgw/db/sql';
+import { createSql, parkDeliveries, type DeliveryRef } from '@smsgw/db/sql';
 import {
-  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, parsePayload,
+  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, enqueueWebhookDeliveries, parsePayload,
   type JobName, type JobPayload, type QueueName,
 } from '@smsgw/queue';
 import { Batcher } from './batcher.ts';
@@ -12,7 +12,7 @@ import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts'
 import { applyDeviceReports } from './handlers/apply-reports.ts';
 import { enqueueDeliveries } from './handlers/enqueue-deliveries.ts';
 import { sweep } from './handlers/sweep.ts';
-import { deliverWebhook } from './webhooks/deliver-webhook.ts';
+import { PARKED_RECHECK_MS, deliverWebhook } from './webhooks/deliver-webhook.ts';
 import { EndpointSlots } from './webhooks/endpoint-slots.ts';
 import { DispatcherMetrics } from './metrics.ts';
 
@@ -54,7 +54,16 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   const dispatchQueue = createDispatchQueue(redis, prefix);
   const maintenanceQueue = new Queue(QUEUES.maintenance, { connection: redis, prefix });
   const webhooksQueue = createWebhooksQueue(redis, prefix);
+  let stopping = false;
+  // Deliveries parked in the same moment are recorded with one statement.
+  const parker = new Batcher<string, undefined>(async (ids) => {
+    await parkDeliveries(sql, ids, new Date(Date.now() + PARKED_RECHECK_MS));
+    return ids.map(() => undefined);
+  }, 1000);
   const deliverDeps = {
+    park: (id: string) => parker.add(id),
+    enqueue: (deliveries: DeliveryRef[], at?: number) => enqueueWebhookDeliveries(webhooksQueue, deliveries, at),
+    stopping: () => stopping,
     sql,
     config,
     log,
@@ -86,9 +95,9 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       await enqueueDeliveries(webhooksQueue, log, deliveries);
       return applied;
     },
-    'webhook.deliver': async ({ deliveryId }, job, token) => {
-      const result = await deliverWebhook(deliverDeps, deliveryId, `${job.id}:${token}`);
-      if (result.outcome === 'retry_at' || result.outcome === 'busy_until') return runAgainAt(job, token, result.at);
+    'webhook.deliver': async ({ deliveryId, webhookId }, job, token) => {
+      const result = await deliverWebhook(deliverDeps, { deliveryId, webhookId, slotToken: `${job.id}:${token}` });
+      if (result.outcome === 'attempted' && result.retryAt !== undefined) return runAgainAt(job, token, result.retryAt);
       return result.outcome;
     },
     'maintenance.sweep': async () => {
@@ -142,6 +151,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   return {
     async close() {
       // Stop taking jobs and finish the ones in hand, then close the connections.
+      stopping = true;
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all([dispatchQueue.close(), maintenanceQueue.close(), webhooksQueue.close()]);
       await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));

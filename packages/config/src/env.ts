@@ -82,8 +82,8 @@ export const WebhookEnv = Type.Object({
     pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$',
     description: 'Seconds to wait before each retry of a failed webhook delivery, comma-separated (jittered by up to a fifth).',
   }),
-  WEBHOOK_CONCURRENCY: Integer({ default: 32, maximum: 1000, description: 'Webhook requests a dispatcher makes at once.' }),
-  WEBHOOK_ENDPOINT_CONCURRENCY: Integer({ default: 4, maximum: 100, description: 'Requests to one webhook endpoint at once, across every dispatcher.' }),
+  WEBHOOK_CONCURRENCY: Integer({ default: 64, maximum: 1000, description: 'Webhook requests a dispatcher makes at once.' }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Integer({ default: 8, maximum: 100, description: 'Requests to one webhook endpoint at once, across every dispatcher.' }),
   WEBHOOK_DELIVERY_RETENTION_DAYS: Integer({ default: 30, maximum: 3650, description: 'Days a finished webhook delivery stays in the delivery log.' }),
 });
 

@@ -75,7 +75,7 @@ export async function failMessages(
   if (options.ids.length === 0) return { moved: [], deliveries: [] };
   const from = (options.from ?? statesLeadingTo('failed')).filter((s) => statesLeadingTo('failed').includes(s));
   const events: MessageEventType[] = ['message.failed'];
-  const { rows } = await sql.query<{ kind: string; id: string }>(
+  const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
     `WITH moved AS (
        UPDATE messages m SET state = 'failed', failed_at = $2, updated_at = $2, error = $3
        WHERE id = ANY($1::uuid[]) AND state = ANY($4::message_state[])
@@ -126,7 +126,7 @@ export async function applyReports(
   if (options.reports.length === 0) return { moved: [], deliveries: [] };
   const { deviceId, status, now, reports } = options;
   const from = statesLeadingTo(status).filter((s) => s !== 'pending' && s !== 'assigned' && (!options.from || options.from.includes(s)));
-  const { rows } = await sql.query<{ kind: string; id: string }>(
+  const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
     `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]) AS t(id, at, error)),
      moved AS (
        UPDATE messages m SET state = $4::message_state, updated_at = $5, ${REPORT_SETS[status]}

@@ -22,22 +22,32 @@ export function webhookEventsCte(types: string): string {
        JOIN webhooks w ON w.user_id = moved.user_id AND w.enabled
        CROSS JOIN unnest(${types}::text[]) AS e(type)
        WHERE e.type = ANY(w.events)
-       RETURNING id
+       RETURNING id, webhook_id
      )`;
+}
+
+/** A delivery to enqueue: its id and its endpoint's (the worker takes the endpoint's slot before anything else). */
+export interface DeliveryRef {
+  id: string;
+  webhookId: string;
 }
 
 /** What a transition statement with webhook events returns: the rows it moved and the deliveries it wrote. */
 export interface Transitioned {
   moved: string[];
-  deliveries: string[];
+  deliveries: DeliveryRef[];
 }
 
 /** The final SELECT of a statement with `moved` and `hooks`. */
-export const TRANSITIONED_SELECT = `SELECT 'moved' AS kind, id FROM moved UNION ALL SELECT 'delivery', id FROM hooks`;
+export const TRANSITIONED_SELECT = `SELECT 'moved' AS kind, id, NULL::uuid AS webhook_id FROM moved
+     UNION ALL SELECT 'delivery', id, webhook_id FROM hooks`;
 
-export function toTransitioned(rows: { kind: string; id: string }[]): Transitioned {
+export function toTransitioned(rows: { kind: string; id: string; webhook_id: string | null }[]): Transitioned {
   const result: Transitioned = { moved: [], deliveries: [] };
-  for (const row of rows) (row.kind === 'moved' ? result.moved : result.deliveries).push(row.id);
+  for (const row of rows) {
+    if (row.kind === 'moved') result.moved.push(row.id);
+    else result.deliveries.push({ id: row.id, webhookId: row.webhook_id! });
+  }
   return result;
 }
 
@@ -140,11 +150,41 @@ export async function disableWebhook(sql: Sql, webhookId: string, reason: string
   await sql.query(`UPDATE webhooks SET enabled = false, disabled_reason = $2, updated_at = $3 WHERE id = $1`, [webhookId, reason, now]);
 }
 
-/** Pending deliveries whose attempt is overdue by then: their job may have been lost. */
-export async function overdueDeliveries(sql: Sql, options: { before: Date; limit: number }): Promise<string[]> {
-  const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM webhook_deliveries WHERE next_attempt_at < $1 AND state = 'pending' ORDER BY next_attempt_at LIMIT $2`,
-    [options.before, options.limit],
+/**
+ * Deliveries parked behind a busy endpoint: each is attempted as soon as a slot frees, and counts
+ * as overdue (for the outbox sweep) only after `until`.
+ */
+export async function parkDeliveries(sql: Sql, ids: string[], until: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await sql.query(
+    `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::uuid[]) AND state = 'pending' AND next_attempt_at < $2`,
+    [ids, until],
   );
-  return rows.map((r) => r.id);
+}
+
+export interface OverdueCursor {
+  nextAttemptAt: Date;
+  id: string;
+}
+
+/**
+ * Pending deliveries whose attempt is overdue by `before`, a page at a time after `after`: their
+ * job may have been lost.
+ */
+export async function overdueDeliveries(
+  sql: Sql,
+  options: { before: Date; limit: number; after?: OverdueCursor },
+): Promise<{ deliveries: DeliveryRef[]; next: OverdueCursor | undefined }> {
+  const after = options.after ?? { nextAttemptAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
+  const { rows } = await sql.query<{ id: string; webhook_id: string; next_attempt_at: Date }>(
+    `SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries
+     WHERE next_attempt_at < $1 AND state = 'pending' AND (next_attempt_at, id) > ($2, $3::uuid)
+     ORDER BY next_attempt_at, id LIMIT $4`,
+    [options.before, after.nextAttemptAt, after.id, options.limit],
+  );
+  const last = rows.at(-1);
+  return {
+    deliveries: rows.map((r) => ({ id: r.id, webhookId: r.webhook_id })),
+    next: last && rows.length === options.limit ? { nextAttemptAt: last.next_attempt_at, id: last.id } : undefined,
+  };
 }

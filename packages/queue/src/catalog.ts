@@ -65,7 +65,10 @@ export const JOBS = {
    */
   'webhook.deliver': {
     queue: QUEUES.webhooks,
-    payload: Type.Object({ deliveryId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+    payload: Type.Object(
+      { deliveryId: Type.String({ format: 'uuid' }), webhookId: Type.String({ format: 'uuid', description: 'The endpoint, whose slot is taken first.' }) },
+      { additionalProperties: false },
+    ),
     options: { attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: true } satisfies JobsOptions,
   },
   /** Leases, expiry and the outbox: run by one dispatcher at a time on a schedule. */

@@ -30,15 +30,23 @@ export function createWebhooksQueue(connection: Redis, prefix: string): Webhooks
   return new Queue(QUEUES.webhooks, { connection, prefix });
 }
 
-/** One `webhook.deliver` job per delivery, in one round trip; the delivery id is the job id. */
-export async function enqueueWebhookDeliveries(queue: WebhooksQueue, deliveryIds: readonly string[]): Promise<void> {
-  if (deliveryIds.length === 0) return;
+/**
+ * One `webhook.deliver` job per delivery, in one round trip, to run at once or at `at` (epoch ms);
+ * the delivery id is the job id, so adding a delivery that has a job already is a no-op.
+ */
+export async function enqueueWebhookDeliveries(
+  queue: WebhooksQueue,
+  deliveries: readonly { id: string; webhookId: string }[],
+  at?: number,
+): Promise<void> {
+  if (deliveries.length === 0) return;
   const job = JOBS['webhook.deliver'];
+  const delay = at === undefined ? 0 : Math.max(0, at - Date.now());
   await queue.addBulk(
-    deliveryIds.map((deliveryId) => ({
+    deliveries.map(({ id, webhookId }) => ({
       name: 'webhook.deliver',
-      data: parsePayload('webhook.deliver', { deliveryId }),
-      opts: { ...job.options, jobId: deliveryId },
+      data: parsePayload('webhook.deliver', { deliveryId: id, webhookId }),
+      opts: { ...job.options, jobId: id, ...(delay > 0 && { delay }) },
     })),
   );
 }

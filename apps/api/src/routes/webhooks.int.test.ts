@@ -336,7 +336,7 @@ describe('webhook test events and deliveries', () => {
     const row = await api.db.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } });
     expect(row).toMatchObject({ webhookId: w.id, userId, data: { webhook_id: w.id, message: TEST_EVENT_MESSAGE } });
     const job = await api.app.webhooksQueue.getJob(delivery.id);
-    expect(job).toMatchObject({ id: delivery.id, name: 'webhook.deliver', data: { deliveryId: delivery.id } });
+    expect(job).toMatchObject({ id: delivery.id, name: 'webhook.deliver', data: { deliveryId: delivery.id, webhookId: w.id } });
     expect(await countJobs(api.app.webhooksQueue)).toBe(jobsBefore + 1);
   });
 
@@ -403,7 +403,7 @@ describe('webhook test events and deliveries', () => {
     const delivery = await sendTest(apiKey, w.id);
     const queue = api.app.webhooksQueue;
     await (await queue.getJob(delivery.id))!.remove();
-    await queue.add('webhook.deliver', { deliveryId: delivery.id }, { jobId: delivery.id, delay: 3600_000 });
+    await queue.add('webhook.deliver', { deliveryId: delivery.id, webhookId: w.id }, { jobId: delivery.id, delay: 3600_000 });
     expect(await (await queue.getJob(delivery.id))!.getState()).toBe('delayed');
 
     const res = await call(api.app, apiKey, 'POST', `/api/v1/webhooks/${w.id}/deliveries/${delivery.id}/retry`);

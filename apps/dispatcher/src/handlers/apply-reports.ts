@@ -1,11 +1,11 @@
-import { applyReports, type ReportInput, type ReportStatus, type Sql } from '@smsgw/db/sql';
+import { applyReports, type DeliveryRef, type ReportInput, type ReportStatus, type Sql } from '@smsgw/db/sql';
 import type { JobPayload } from '@smsgw/queue';
 
 export interface AppliedReports {
   /** The transitions that happened; duplicates and backward reports are not among them. */
   applied: { id: string; status: ReportStatus }[];
   /** Webhook deliveries the transitions wrote, to enqueue. */
-  deliveries: string[];
+  deliveries: DeliveryRef[];
 }
 
 /**

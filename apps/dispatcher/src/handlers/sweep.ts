@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import {
   IDEMPOTENCY_KEY_RETENTION_MS, expiredUnsent, failMessages, overdueDeliveries, purgeIdempotencyKeys, purgeWebhookDeliveries,
-  releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type PendingCursor, type Sql, type Transitioned,
+  releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type OverdueCursor, type PendingCursor, type Sql, type Transitioned,
 } from '@smsgw/db/sql';
 import { enqueueDispatch, enqueueWebhookDeliveries, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
@@ -92,13 +92,14 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
 
   // The webhook outbox: a pending delivery whose attempt is overdue lost its job (or it is late
   // behind a backlog, and then the re-add is a no-op).
-  const overdueBefore = ago(config.OUTBOX_AGE_SECONDS);
-  await pages(async () => {
-    const ids = await overdueDeliveries(sql, { before: overdueBefore, limit: PAGE });
-    if (ids.length > 0) await enqueueWebhookDeliveries(deps.webhooksQueue, ids);
-    result.webhooksEnqueued += ids.length;
-    return ids.length;
-  });
+  let overdueAfter: OverdueCursor | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const { deliveries, next } = await overdueDeliveries(sql, { before: ago(config.OUTBOX_AGE_SECONDS), limit: PAGE, after: overdueAfter });
+    await enqueueWebhookDeliveries(deps.webhooksQueue, deliveries);
+    result.webhooksEnqueued += deliveries.length;
+    if (!next) break;
+    overdueAfter = next;
+  }
 
   // Retention: Idempotency-Keys past their 24 hours, finished deliveries past WEBHOOK_DELIVERY_RETENTION_DAYS.
   const keysBefore = new Date(now.getTime() - IDEMPOTENCY_KEY_RETENTION_MS);

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import { nextAttemptDelayMs, webhookBody, webhookHeaders, TEST_EVENT_TYPE, type TestEventData, type TargetPolicy } from '@smsgw/core';
 import {
-  abandonDelivery, disableWebhook, loadDeliveryAttempt, messageFromSnapshot, recordDeliveryAttempt, type DeliveryAttempt, type Sql,
+  abandonDelivery, disableWebhook, loadDeliveryAttempt, messageFromSnapshot, recordDeliveryAttempt,
+  type DeliveryAttempt, type DeliveryRef, type Sql,
 } from '@smsgw/db/sql';
 import type { EndpointSlots } from './endpoint-slots.ts';
 import { postWebhook } from './post-webhook.ts';
@@ -14,27 +15,35 @@ export interface DeliverDeps {
   config: DispatcherConfig;
   retryDelays: number[];
   log: Logger;
+  /** Adds delivery jobs, to run at once or at `at` (epoch ms). */
+  enqueue: (deliveries: DeliveryRef[], at?: number) => Promise<void>;
+  /** True once the dispatcher is shutting down: a job in hand stops taking parked deliveries. */
+  stopping: () => boolean;
+  /** Records that a delivery is parked (`parkDeliveries`, in batches). */
+  park: (deliveryId: string) => Promise<void>;
+}
+
+/** What one attempt did: `retry_at` asks for another attempt at that time (epoch ms). */
+type AttemptOutcome = { outcome: 'succeeded' | 'failed' | 'disabled' | 'skipped' } | { outcome: 'retry_at'; at: number };
+
+/**
+ * What one delivery job did: parked behind a busy endpoint, or delivered its own delivery and
+ * then `drained` parked ones; `retryAt` is when its own delivery is to be tried again, if it is.
+ */
+export type DeliverResult = { outcome: 'parked' } | { outcome: 'attempted'; drained: number; retryAt: number | undefined };
+
+export interface DeliverJob {
+  deliveryId: string;
+  webhookId: string;
+  /** Identifies this run's endpoint slot. */
+  slotToken: string;
 }
 
 /**
- * What one run of a delivery job did: `retry_at` and `busy_until` ask the caller to run the job
- * again at that time (the attempt failed, or the endpoint has all its slots taken).
+ * A parked delivery counts as overdue (and is enqueued again by the outbox sweep) only this long
+ * after it was parked: normally a slot holder takes it long before.
  */
-export type DeliverOutcome =
-  | { outcome: 'succeeded' | 'failed' | 'disabled' | 'skipped' }
-  | { outcome: 'retry_at' | 'busy_until'; at: number };
-
-/**
- * When a delivery finds its endpoint's slots all taken, it looks again after a quarter of the time
- * it has waited so far (within these bounds, with jitter): quickly behind a short burst, rarely
- * behind a long backlog, so that a backlog of thousands does not keep the queue busy polling.
- */
-const BUSY_DELAY_MIN_MS = 250;
-const BUSY_DELAY_MAX_MS = 30_000;
-
-function busyDelay(waitedMs: number): number {
-  return Math.min(BUSY_DELAY_MAX_MS, Math.max(BUSY_DELAY_MIN_MS, waitedMs / 4)) * (1 + Math.random());
-}
+export const PARKED_RECHECK_MS = 5 * 60 * 1000;
 
 function bodyOf(delivery: DeliveryAttempt): string {
   return delivery.type === TEST_EVENT_TYPE
@@ -43,11 +52,49 @@ function bodyOf(delivery: DeliveryAttempt): string {
 }
 
 /**
- * One attempt of one delivery (decisions.md, "Webhooks"): signed as Standard Webhooks with the
- * delivery id as `webhook-id`, 2xx is success, 410 disables the endpoint, anything else is tried
- * again on the retry schedule until it is spent. `slotToken` identifies this run's endpoint slot.
+ * Runs a delivery job (decisions.md, "Webhooks"). The endpoint's slot is taken first: if every
+ * slot is taken, the delivery is parked (Redis only, and one update so the outbox leaves it
+ * alone) and the job ends. Otherwise the job attempts its delivery, then the endpoint's parked
+ * deliveries one after another while it holds the slot, so that a backlog behind a slow endpoint
+ * waits without polling and never takes more than the endpoint's slots.
  */
-export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, slotToken: string): Promise<DeliverOutcome> {
+export async function deliverWebhook(deps: DeliverDeps, job: DeliverJob): Promise<DeliverResult> {
+  const { slots } = deps;
+  const { deliveryId, webhookId, slotToken } = job;
+  if (!(await slots.acquire(webhookId, slotToken, deliveryId))) {
+    await deps.park(deliveryId);
+    return { outcome: 'parked' };
+  }
+  let holding = true;
+  try {
+    const own = await attempt(deps, deliveryId);
+    let drained = 0;
+    for (;;) {
+      const stopping = deps.stopping();
+      const next = await slots.next(webhookId, slotToken, stopping);
+      holding = stopping ? false : next !== undefined;
+      if (next === undefined) break;
+      if (stopping) {
+        // The next job takes over the endpoint's queue.
+        await deps.enqueue([{ id: next, webhookId }]);
+        break;
+      }
+      const result = await attempt(deps, next);
+      drained++;
+      if (result.outcome === 'retry_at') await deps.enqueue([{ id: next, webhookId }], result.at);
+    }
+    return { outcome: 'attempted', drained, retryAt: own.outcome === 'retry_at' ? own.at : undefined };
+  } finally {
+    if (holding) {
+      // An error: give the slot back, and hand the next parked delivery to a job of its own.
+      const next = await slots.next(webhookId, slotToken, true).catch(() => undefined);
+      if (next !== undefined) await deps.enqueue([{ id: next, webhookId }]).catch(() => undefined);
+    }
+  }
+}
+
+/** One attempt of one delivery: 2xx is success, 410 disables the endpoint, anything else is retried on the schedule. */
+async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOutcome> {
   const { sql, config } = deps;
   const delivery = await loadDeliveryAttempt(sql, deliveryId, new Date());
   if (!delivery || delivery.state !== 'pending') return { outcome: 'skipped' };
@@ -55,26 +102,18 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, slot
     await abandonDelivery(sql, delivery.id, 'Not sent: the endpoint is disabled.');
     return { outcome: 'disabled' };
   }
-  if (!(await deps.slots.acquire(delivery.webhookId, slotToken))) {
-    return { outcome: 'busy_until', at: Date.now() + busyDelay(Date.now() - delivery.occurredAt.getTime()) };
-  }
 
-  let result;
-  try {
-    const body = bodyOf(delivery);
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'smsgw-webhooks',
-      ...webhookHeaders(delivery.secrets, delivery.id, Math.floor(Date.now() / 1000), body),
-    };
-    result = await postWebhook(new URL(delivery.url), headers, body, {
-      policy: deps.policy,
-      connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
-      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    });
-  } finally {
-    await deps.slots.release(delivery.webhookId, slotToken);
-  }
+  const body = bodyOf(delivery);
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'smsgw-webhooks',
+    ...webhookHeaders(delivery.secrets, delivery.id, Math.floor(Date.now() / 1000), body),
+  };
+  const result = await postWebhook(new URL(delivery.url), headers, body, {
+    policy: deps.policy,
+    connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  });
 
   const at = new Date();
   const attempts = delivery.attempts + 1;

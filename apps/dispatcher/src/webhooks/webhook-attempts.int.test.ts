@@ -244,13 +244,14 @@ describe('the webhook outbox', () => {
     const target = await receiver();
     await createWebhook(api, user.userId, target.url);
     const [id] = await sendingMessages(api, user);
-    const { deliveries: [deliveryId] } = await applyDeviceReports(api.sql, {
+    const { deliveries: [delivery] } = await applyDeviceReports(api.sql, {
       deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'sent' }],
     });
+    const deliveryId = delivery!.id;
     const queue = api.app.webhooksQueue;
-    await enqueueWebhookDeliveries(queue, [deliveryId!]);
-    await queue.remove(deliveryId!);
-    expect(await queue.getJob(deliveryId!)).toBeUndefined();
+    await enqueueWebhookDeliveries(queue, [delivery!]);
+    await queue.remove(deliveryId);
+    expect(await queue.getJob(deliveryId)).toBeUndefined();
 
     const config = loadConfig(DispatcherConfigSchema, {
       DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, LOG_LEVEL: 'silent',
@@ -258,10 +259,10 @@ describe('the webhook outbox', () => {
     const sweepAt = (seconds: number) =>
       sweep({ sql: api.sql, dispatchQueue: api.queue, webhooksQueue: queue, config, log }, new Date(Date.now() + seconds * 1000));
     expect((await sweepAt(config.OUTBOX_AGE_SECONDS - 5)).webhooksEnqueued).toBe(0);
-    expect(await queue.getJob(deliveryId!)).toBeUndefined();
+    expect(await queue.getJob(deliveryId)).toBeUndefined();
     // Other tests leave pending deliveries too: at least this one.
     expect((await sweepAt(config.OUTBOX_AGE_SECONDS + 1)).webhooksEnqueued).toBeGreaterThanOrEqual(1);
-    expect((await queue.getJob(deliveryId!))?.data).toEqual({ deliveryId });
+    expect((await queue.getJob(deliveryId))?.data).toEqual({ deliveryId, webhookId: delivery!.webhookId });
 
     await dispatcher();
     const row = await waitForDelivery(id!, (d) => d.state !== 'pending');
