@@ -202,6 +202,25 @@ describe('per-endpoint concurrency', () => {
     await vi.waitFor(() => expect(hanging.received.length).toBeGreaterThanOrEqual(4), { timeout: 15_000 });
     expect(hanging.maxInFlight()).toBe(2);
   });
+
+  it('delivers a backlog through one slot: parked deliveries are taken in turn by the holder, one request at a time', async () => {
+    const user = await createTestUser(api.db);
+    const target = await receiver();
+    const webhook = await createWebhook(api, user.userId, target.url);
+    const ids = await sendingMessages(api, user, 40);
+    await dispatcher({ WEBHOOK_ENDPOINT_CONCURRENCY: '1' });
+    await report(api, user, 'sent', ids);
+
+    await vi.waitFor(() => expect(new Set(payloads(target).map((p) => p.data.id)).size).toBe(40), { timeout: 20_000 });
+    expect(target.maxInFlight()).toBe(1);
+    await vi.waitFor(async () => {
+      const rows = await deliveries(api, { webhookId: webhook.id });
+      expect(rows.map((d) => [d.state, d.attempts, d.nextAttemptAt])).toEqual(rows.map(() => ['succeeded', 1, null]));
+    }, { timeout: 10_000 });
+    // Nothing stays parked or holds the slot.
+    const keys = await api.app.redis.keys(`${api.config.QUEUE_PREFIX}:webhook-*:${webhook.id}`);
+    expect(keys).toEqual([]);
+  });
 });
 
 describe('SSRF at connect time', () => {
