@@ -48,7 +48,10 @@ async function runAgainAt(job: Job, token: string | undefined, at: number): Prom
  */
 export async function startDispatcher(config: DispatcherConfig, log: Logger, options: DispatcherOptions = {}): Promise<Dispatcher> {
   const prefix = config.QUEUE_PREFIX;
-  const sql = createSql({ url: config.DATABASE_URL, poolSize: 10, onIdleError: (error) => log.warn({ err: error }, 'idle Postgres connection failed') });
+  const onIdleError = (error: Error) => log.warn({ err: error }, 'idle Postgres connection failed');
+  const sql = createSql({ url: config.DATABASE_URL, poolSize: 10, onIdleError });
+  // Webhook deliveries have connections of their own: a burst of them never makes messages wait for one.
+  const webhookSql = createSql({ url: config.DATABASE_URL, poolSize: 4, onIdleError });
   const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
   await redis.connect();
   const dispatchQueue = createDispatchQueue(redis, prefix);
@@ -57,14 +60,14 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   let stopping = false;
   // Deliveries parked in the same moment are recorded with one statement.
   const parker = new Batcher<string, undefined>(async (ids) => {
-    await parkDeliveries(sql, ids, new Date(Date.now() + PARKED_RECHECK_MS));
+    await parkDeliveries(webhookSql, ids, new Date(Date.now() + PARKED_RECHECK_MS));
     return ids.map(() => undefined);
   }, 1000);
   const deliverDeps = {
     park: (id: string) => parker.add(id),
     enqueue: (deliveries: DeliveryRef[], at?: number) => enqueueWebhookDeliveries(webhooksQueue, deliveries, at),
     stopping: () => stopping,
-    sql,
+    sql: webhookSql,
     config,
     log,
     // A slot outlives the longest request, so that only a dead dispatcher's slots lapse.
@@ -156,7 +159,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       await Promise.all([dispatchQueue.close(), maintenanceQueue.close(), webhooksQueue.close()]);
       await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
       redis.disconnect();
-      await sql.end();
+      await Promise.all([sql.end(), webhookSql.end()]);
     },
   };
 }
