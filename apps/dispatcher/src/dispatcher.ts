@@ -63,6 +63,8 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     await parkDeliveries(webhookSql, ids, new Date(Date.now() + PARKED_RECHECK_MS));
     return ids.map(() => undefined);
   }, 1000);
+  // A slot outlives the longest request, so that only a dead dispatcher's slots lapse.
+  const slots = new EndpointSlots(redis, prefix, config.WEBHOOK_ENDPOINT_CONCURRENCY, config.WEBHOOK_TIMEOUT_MS + 5000);
   const deliverDeps = {
     park: (id: string) => parker.add(id),
     enqueue: (deliveries: DeliveryRef[], at?: number) => enqueueWebhookDeliveries(webhooksQueue, deliveries, at),
@@ -70,8 +72,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     sql: webhookSql,
     config,
     log,
-    // A slot outlives the longest request, so that only a dead dispatcher's slots lapse.
-    slots: new EndpointSlots(redis, prefix, config.WEBHOOK_ENDPOINT_CONCURRENCY, config.WEBHOOK_TIMEOUT_MS + 5000),
+    slots,
     policy: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, ...(options.webhookResolver && { resolve: options.webhookResolver }) },
     retryDelays: webhookRetryDelays(config),
   };
@@ -104,7 +105,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       return result.outcome;
     },
     'maintenance.sweep': async () => {
-      const result = await sweep({ sql, dispatchQueue, webhooksQueue, config, log });
+      const result = await sweep({ sql, dispatchQueue, webhooksQueue, slots, config, log });
       if (Object.values(result).some((n) => n > 0)) log.info({ sweep: result }, 'sweep');
       return result;
     },

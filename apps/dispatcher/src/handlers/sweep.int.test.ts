@@ -8,6 +8,7 @@ import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi 
 import { startDeviceSim } from '@smsgw/device-sim';
 import { startTestDispatcher } from '../testing/test-dispatcher.ts';
 import { sweep } from './sweep.ts';
+import { EndpointSlots } from '../webhooks/endpoint-slots.ts';
 
 let api: TestApi;
 /** What a test started (dispatchers, simulators), closed after it in reverse order. */
@@ -37,7 +38,7 @@ function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
 
 /** One sweep as the dispatcher runs it, at `secondsFromNow` in the future (so no lease has to be waited for). */
 function sweepAt(secondsFromNow: number, config = dispatcherConfig()) {
-  return sweep({ sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, config, log }, new Date(Date.now() + secondsFromNow * 1000));
+  return sweep({ sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config, log }, new Date(Date.now() + secondsFromNow * 1000));
 }
 
 /** Sends one message through the API; with `dropJob` its dispatch job is removed (no dispatcher runs then). */
@@ -319,7 +320,7 @@ describe('retention', () => {
     const recent = await delivery('succeeded', 6);
 
     const result = await sweep(
-      { sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, config: dispatcherConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '7' }), log },
+      { sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config: dispatcherConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '7' }), log },
       new Date(now),
     );
 

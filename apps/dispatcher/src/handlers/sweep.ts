@@ -5,6 +5,7 @@ import {
   releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type OverdueCursor, type PendingCursor, type Sql, type Transitioned,
 } from '@smsgw/db/sql';
 import { enqueueDispatch, enqueueWebhookDeliveries, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
+import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 
 const PAGE = 1000;
@@ -15,6 +16,8 @@ export interface SweepDeps {
   sql: Sql;
   dispatchQueue: DispatchQueue;
   webhooksQueue: WebhooksQueue;
+  /** The webhook endpoints' slots: parked deliveries whose holders died are woken. */
+  slots: EndpointSlots;
   config: DispatcherConfig;
   log: Logger;
 }
@@ -26,6 +29,7 @@ export interface SweepResult {
   expired: number;
   outboxEnqueued: number;
   webhooksEnqueued: number;
+  webhookEndpointsWoken: number;
   idempotencyKeysPurged: number;
   webhookDeliveriesPurged: number;
 }
@@ -38,7 +42,7 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   const { sql, config } = deps;
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = {
-    reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0, webhooksEnqueued: 0,
+    reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0, webhooksEnqueued: 0, webhookEndpointsWoken: 0,
     idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0,
   };
   const failed = async (transitioned: Transitioned) => {
@@ -100,6 +104,10 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
     if (!next) break;
     overdueAfter = next;
   }
+
+  const woken = await deps.slots.wakeOrphans();
+  await enqueueWebhookDeliveries(deps.webhooksQueue, woken);
+  result.webhookEndpointsWoken = woken.length;
 
   // Retention: Idempotency-Keys past their 24 hours, finished deliveries past WEBHOOK_DELIVERY_RETENTION_DAYS.
   const keysBefore = new Date(now.getTime() - IDEMPOTENCY_KEY_RETENTION_MS);

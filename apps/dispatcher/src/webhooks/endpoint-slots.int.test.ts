@@ -43,7 +43,7 @@ describe('EndpointSlots', () => {
     expect(await parked(b)).toEqual([]);
   });
 
-  it('lets the slot of a holder that died lapse after leaseMs, and the next taker serves what was parked', async () => {
+  it('lets the slot of a holder that died lapse after leaseMs; the delivery it had in hand goes first, then what was parked', async () => {
     const slots = new EndpointSlots(redis, prefix, 1, 200);
     const endpoint = randomUUID();
     expect(await slots.acquire(endpoint, 'dead', 'd1')).toBe(true);
@@ -51,6 +51,7 @@ describe('EndpointSlots', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await slots.acquire(endpoint, 't3', 'd3')).toBe(true);
     expect(await holders(endpoint)).toEqual(['t3']);
+    expect(await slots.next(endpoint, 't3')).toBe('d1');
     expect(await slots.next(endpoint, 't3')).toBe('d2');
   });
 
@@ -77,5 +78,32 @@ describe('EndpointSlots', () => {
     expect(await slots.next(endpoint, 't1', true)).toBe('d2');
     expect(await holders(endpoint)).toEqual([]);
     expect(await parked(endpoint)).toEqual(['d3']);
+  });
+
+  it('wakes an endpoint whose holders died: once their slots lapse, its oldest parked delivery is handed out, and only then', async () => {
+    const slots = new EndpointSlots(redis, prefix, 1, 200);
+    const [orphaned, served] = [randomUUID(), randomUUID()];
+    expect(await slots.acquire(orphaned, 'dead', 'd1')).toBe(true);
+    expect(await slots.acquire(orphaned, 't2', 'd2')).toBe(false);
+    expect(await slots.acquire(orphaned, 't3', 'd3')).toBe(false);
+
+    // The holder may still be working: nothing is woken yet.
+    expect((await slots.wakeOrphans()).filter((w) => w.webhookId === orphaned)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await slots.acquire(served, 'alive', 'd4')).toBe(true);
+    expect(await slots.acquire(served, 't5', 'd5')).toBe(false);
+    const woken = await slots.wakeOrphans();
+    expect(woken.filter((w) => w.webhookId === orphaned)).toEqual([{ id: 'd1', webhookId: orphaned }]);
+    // An endpoint with a live holder is left to it.
+    expect(woken.filter((w) => w.webhookId === served)).toEqual([]);
+
+    // The woken delivery's job takes the slot and serves the rest, the dead holder's d1 first
+    // (it may not have gone out); then the endpoint is forgotten.
+    expect(await slots.acquire(orphaned, 't6', 'd1')).toBe(true);
+    expect(await slots.next(orphaned, 't6')).toBe('d2');
+    expect(await slots.next(orphaned, 't6')).toBe('d3');
+    expect(await slots.next(orphaned, 't6')).toBeUndefined();
+    expect(await redis.sismember(`${prefix}:webhook-parked-endpoints`, orphaned)).toBe(0);
+    expect(await redis.sismember(`${prefix}:webhook-parked-endpoints`, served)).toBe(1);
   });
 });
