@@ -1,15 +1,65 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
-import { generateWebhookSecret, newId } from '@smsgw/core';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { generateWebhookSecret, newId, type Resolver } from '@smsgw/core';
 import { assignMessages, claimMessages } from '@smsgw/db';
-import { send, uniquePhone, type TestApi, type TestUser } from '@smsgw/api/testing';
+import { send, startTestApi, uniquePhone, type TestApi, type TestUser } from '@smsgw/api/testing';
+import { startTestDispatcher } from './test-dispatcher.ts';
 
 /**
  * Fixtures of the webhook delivery tests: a loopback receiver that records what it gets, endpoint
  * rows written directly (as if the API had registered them), and messages brought to `sending`
  * without a phone so that a test makes their events with one device report.
  */
+
+/** Loopback targets allowed, quick retries and short time limits: for the test dispatchers. */
+export const FAST_WEBHOOKS = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_CONNECT_TIMEOUT_MS: '500' };
+
+/**
+ * The setup of a webhook test file: an API that allows loopback targets (listening on a port when
+ * `listen`), and the receivers, dispatchers and anything `track`ed closed after each test,
+ * receivers first, so that a hanging request ends at once instead of holding up a worker's close.
+ * Call it at the top of the file; `api` and `baseUrl` are there from `beforeAll` on.
+ */
+export function webhookTestbed(options: { listen?: boolean } = {}) {
+  let api: TestApi | undefined;
+  let baseUrl = '';
+  const receivers: Receiver[] = [];
+  const started: { close(): Promise<void> }[] = [];
+  beforeAll(async () => {
+    api = await startTestApi({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    if (options.listen) {
+      await api.app.listen({ port: 0, host: '127.0.0.1' });
+      baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    }
+  });
+  afterEach(async () => {
+    for (const receiver of receivers.splice(0)) await receiver.close();
+    for (const thing of started.splice(0).reverse()) await thing.close();
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+  return {
+    get api(): TestApi {
+      return api!;
+    },
+    get baseUrl(): string {
+      return baseUrl;
+    },
+    track(thing: { close(): Promise<void> }): void {
+      started.push(thing);
+    },
+    async receiver(answer?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+      const r = await startReceiver(answer);
+      receivers.push(r);
+      return r;
+    },
+    async dispatcher(env: Record<string, string> = {}, resolver?: Resolver): Promise<void> {
+      started.push(await startTestDispatcher(api!, { ...FAST_WEBHOOKS, ...env }, resolver ? { webhookResolver: resolver } : {}));
+    },
+  };
+}
 
 export interface Received {
   headers: IncomingHttpHeaders;

@@ -1,46 +1,25 @@
 import { pino } from 'pino';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { DispatcherConfigSchema, loadConfig } from '@smsgw/config';
 import type { Resolver } from '@smsgw/core';
-import { createTestUser, startTestApi, type TestApi } from '@smsgw/api/testing';
+import { createTestUser, type TestApi } from '@smsgw/api/testing';
 import { enqueueWebhookDeliveries } from '@smsgw/queue';
 import { applyDeviceReports } from '../handlers/apply-reports.ts';
 import { sweep } from '../handlers/sweep.ts';
-import { startTestDispatcher } from '../testing/test-dispatcher.ts';
-import { createWebhook, deliveries, payloads, report, sendingMessages, startReceiver, type Receiver } from '../testing/webhook-fixtures.ts';
+import { createWebhook, deliveries, payloads, report, sendingMessages, webhookTestbed } from '../testing/webhook-fixtures.ts';
 import { EndpointSlots } from './endpoint-slots.ts';
 
 /** How deliveries are attempted: retries, 410, time limits, redirects, per-endpoint concurrency, SSRF, the outbox. */
+const bed = webhookTestbed();
+const { receiver, dispatcher } = bed;
 let api: TestApi;
-const receivers: Receiver[] = [];
-const started: { close(): Promise<void> }[] = [];
 const log = pino({ level: 'silent' });
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_CONNECT_TIMEOUT_MS: '500' };
 /** A retry far enough away that the delivery row stays as the first attempt left it. */
 const ONE_SLOW_RETRY = { WEBHOOK_RETRY_DELAYS: '30' };
-
-beforeAll(async () => {
-  api = await startTestApi({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+beforeAll(() => {
+  api = bed.api;
 });
-afterEach(async () => {
-  // Receivers first: a hanging request then ends at once instead of holding up the worker's close.
-  for (const receiver of receivers.splice(0)) await receiver.close();
-  for (const thing of started.splice(0).reverse()) await thing.close();
-});
-afterAll(async () => {
-  await api?.close();
-});
-
-async function receiver(answer?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
-  const r = await startReceiver(answer);
-  receivers.push(r);
-  return r;
-}
-
-async function dispatcher(env: Record<string, string> = {}, resolver?: Resolver): Promise<void> {
-  started.push(await startTestDispatcher(api, { ...FAST, ...env }, resolver ? { webhookResolver: resolver } : {}));
-}
 
 type Delivery = Awaited<ReturnType<typeof deliveries>>[number];
 

@@ -1,51 +1,27 @@
-import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeviceSimConfigSchema, loadConfig } from '@smsgw/config';
 import { generateWebhookSecret } from '@smsgw/core';
-import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
+import { createTestUser, send, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import { startDeviceSim } from '@smsgw/device-sim';
 import { applyDeviceReports } from '../handlers/apply-reports.ts';
-import { startTestDispatcher } from '../testing/test-dispatcher.ts';
 import {
-  createWebhook, deliveries, payloads, report, sendingMessages, startReceiver, type Received, type Receiver,
+  createWebhook, deliveries, payloads, report, sendingMessages, webhookTestbed, type Received,
 } from '../testing/webhook-fixtures.ts';
 
 /** Which events are written, what they carry and how they are signed. Attempts and targets: webhook-attempts.int.test.ts. */
+const bed = webhookTestbed({ listen: true });
+const { receiver, dispatcher } = bed;
 let api: TestApi;
-let baseUrl: string;
-const receivers: Receiver[] = [];
-const started: { close(): Promise<void> }[] = [];
 const log = pino({ level: 'silent' });
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_CONNECT_TIMEOUT_MS: '500' };
-
-beforeAll(async () => {
-  api = await startTestApi({ WEBHOOK_ALLOW_PRIVATE: 'true' });
-  await api.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+beforeAll(() => {
+  api = bed.api;
 });
-afterEach(async () => {
-  for (const receiver of receivers.splice(0)) await receiver.close();
-  for (const thing of started.splice(0).reverse()) await thing.close();
-});
-afterAll(async () => {
-  await api?.close();
-});
-
-async function receiver(answer?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
-  const r = await startReceiver(answer);
-  receivers.push(r);
-  return r;
-}
-
-async function dispatcher(env: Record<string, string> = {}): Promise<void> {
-  started.push(await startTestDispatcher(api, { ...FAST, ...env }));
-}
 
 async function deviceSim(token: string, env: Record<string, string> = {}): Promise<void> {
-  const config = { SMSGW_URL: baseUrl, DEVICE_TOKEN: token, SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', LOG_LEVEL: 'silent', ...env };
-  started.push(await startDeviceSim(loadConfig(DeviceSimConfigSchema, config), log));
+  const config = { SMSGW_URL: bed.baseUrl, DEVICE_TOKEN: token, SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', LOG_LEVEL: 'silent', ...env };
+  bed.track(await startDeviceSim(loadConfig(DeviceSimConfigSchema, config), log));
 }
 
 /** Waits until every delivery of the message is no longer pending, and returns them. */
