@@ -105,7 +105,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       return result.outcome;
     },
     'maintenance.sweep': async () => {
-      const result = await sweep({ sql, dispatchQueue, webhooksQueue, slots, config, log });
+      const result = await sweep({ sql, redis, dispatchQueue, webhooksQueue, slots, config, log });
       if (Object.values(result).some((n) => n > 0)) log.info({ sweep: result }, 'sweep');
       return result;
     },

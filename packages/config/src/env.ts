@@ -40,7 +40,25 @@ export const LogEnv = Type.Object({
 export const SendingEnv = Type.Object({
   MONTHLY_QUOTA_DEFAULT: Integer({ default: 10000, minimum: 0, description: 'Messages a user may send per calendar month (UTC) unless the user has a limit of their own.' }),
   MAX_RECIPIENTS: Integer({ default: 10000, maximum: 100000, description: 'Most recipients of one send request, after group expansion.' }),
-  DEVICE_AVAILABLE_SECONDS: Integer({ default: 900, description: 'A device is available when enabled and seen within this many seconds.' }),
+});
+
+/**
+ * When a device counts as available, and how long a message handed to a device may stay there
+ * (docs/devices.md, "Availability" and "Delivery"). Read by the API and the dispatchers alike.
+ */
+export const DeviceEnv = Type.Object({
+  DEVICE_AVAILABLE_SECONDS: Integer({
+    default: 1200,
+    description: 'A device that holds no event stream is available when it made a request within this many seconds (SMS Gate phones without "SSE only" poll every 15 minutes).',
+  }),
+  DEVICE_HEARTBEAT_SECONDS: Integer({ default: 15, maximum: 300, description: 'Seconds between keepalives on a device event stream; the stream refreshes the device\'s availability as often.' }),
+  DEVICE_STREAM_GRACE_SECONDS: Integer({ default: 30, maximum: 3600, description: 'A device stays available this long after its event stream closed.' }),
+  SENDING_LEASE_SECONDS: Integer({
+    default: 3600,
+    description: 'A message handed to a device must be sent within this time from the first offer (the phone gets it as validUntil); past it, and the clock skew, it fails unless reported sent. It is never re-sent.',
+  }),
+  DEVICE_CLOCK_SKEW_SECONDS: Integer({ default: 300, minimum: 0, maximum: 3600, description: 'How long after validUntil smsgw waits for a phone\'s own report before failing the message (phone clocks drift).' }),
+  MESSAGE_TTL_SECONDS: Integer({ default: 86400, description: 'A message not handed to a device within this time fails as expired; it is also the latest validUntil.' }),
 });
 
 export const ApiEnv = Type.Object({
@@ -52,16 +70,27 @@ export const ApiEnv = Type.Object({
 });
 
 export const DeviceProtocolEnv = Type.Object({
-  DEVICE_HEARTBEAT_SECONDS: Integer({ default: 15, maximum: 300, description: 'Seconds between heartbeat comments on a device event stream.' }),
+  PUBLIC_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^/?#]+(/[^?#]*)?$',
+      description: 'Base URL that phones use to reach the API (https://… in any real deployment); default http://HOST:PORT.',
+    }),
+  ),
+  PAIRING_TTL_SECONDS: Integer({ default: 600, maximum: 86400, description: 'Lifetime of a device pairing code and token.' }),
 });
+
+/** PUBLIC_URL without a trailing slash, or http://HOST:PORT. */
+export function publicUrl(config: { PUBLIC_URL?: string; HOST: string; PORT: number }): string {
+  if (config.PUBLIC_URL) return config.PUBLIC_URL.replace(/\/+$/, '');
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`;
+}
 
 export const DispatcherEnv = Type.Object({
   DISPATCH_CONCURRENCY: Integer({ default: 256, maximum: 5000, description: 'Dispatch jobs a dispatcher works on at once (they are assigned in batches).' }),
   DISPATCH_BATCH_SIZE: Integer({ default: 500, maximum: 5000, description: 'Most messages assigned in one statement.' }),
-  ASSIGN_LEASE_SECONDS: Integer({ default: 60, description: 'An assigned message not claimed within this time goes to another device.' }),
+  ASSIGN_LEASE_SECONDS: Integer({ default: 60, description: 'An assigned message that its device did not take (claim or pull) within this time goes to another device.' }),
   MAX_ASSIGNMENTS: Integer({ default: 3, maximum: 100, description: 'Assignments of one message before it fails.' }),
-  SENDING_LEASE_SECONDS: Integer({ default: 600, description: 'A claimed message with no report within this time fails (it is never re-sent).' }),
-  MESSAGE_TTL_SECONDS: Integer({ default: 86400, description: 'A message not final after this time fails as expired.' }),
   SWEEP_INTERVAL_SECONDS: Integer({ default: 5, maximum: 3600, description: 'How often leases, expiry and the outbox are checked.' }),
   OUTBOX_AGE_SECONDS: Integer({ default: 30, description: 'A pending message older than this is enqueued again if its job was lost.' }),
   WORKER_LOCK_SECONDS: Integer({ default: 30, maximum: 600, description: 'Job lock; the jobs of a dispatcher that died are taken over after about this time.' }),
@@ -92,10 +121,10 @@ export function webhookRetryDelays(config: { WEBHOOK_RETRY_DELAYS: string }): nu
   return config.WEBHOOK_RETRY_DELAYS.split(',').map(Number);
 }
 
-export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, ApiEnv, DeviceProtocolEnv, WebhookEnv]));
+export const ApiConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DeviceEnv, ApiEnv, DeviceProtocolEnv, WebhookEnv]));
 export type ApiConfig = Static<typeof ApiConfigSchema>;
 
-export const DispatcherConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DispatcherEnv, WebhookEnv]));
+export const DispatcherConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DeviceEnv, DispatcherEnv, WebhookEnv]));
 export type DispatcherConfig = Static<typeof DispatcherConfigSchema>;
 
 export const DeviceSimConfigSchema = Type.Object({
@@ -114,7 +143,9 @@ export const DeviceSimConfigSchema = Type.Object({
 });
 export type DeviceSimConfig = Static<typeof DeviceSimConfigSchema>;
 
-export const CliConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv]));
+export const CliConfigSchema = Type.Evaluate(
+  Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DeviceEnv, Type.Pick(ApiEnv, ['HOST', 'PORT']), DeviceProtocolEnv]),
+);
 export type CliConfig = Static<typeof CliConfigSchema>;
 
 export class ConfigError extends Error {

@@ -11,3 +11,6 @@ export * from './network-guard.ts';
 export * from './webhook-signature.ts';
 export * from './webhook-event.ts';
 export * from './webhook-target.ts';
+export * from './device-availability.ts';
+export * from './device-date.ts';
+export * from './received-record.ts';

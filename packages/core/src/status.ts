@@ -12,12 +12,17 @@ export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed'];
 
 /**
  * Allowed moves. Every move is forward except `assigned -> pending`, which is the lease expiry
- * handing an unclaimed message back to round-robin. `failed` is reachable from every state that is
- * not final; a delivery report may skip `sent`.
+ * handing back to round-robin a message that its device never took. `failed` is reachable from
+ * every state that is not final; a report may skip `sending` and a delivery report `sent`.
+ *
+ * An `assigned` message is *offered* once its device has taken it (claim or pull, `offered_at`):
+ * from then on it stays with that device, so `assigned -> pending` applies only to messages never
+ * offered, and a device's reports apply from `assigned` only to offered messages. Its first report
+ * (`sending`, "I have it") is the acknowledgement (docs/devices.md, "Delivery").
  */
 const TRANSITIONS: Record<MessageState, readonly MessageState[]> = {
   pending: ['assigned', 'failed'],
-  assigned: ['sending', 'pending', 'failed'],
+  assigned: ['sending', 'sent', 'delivered', 'pending', 'failed'],
   sending: ['sent', 'delivered', 'failed'],
   sent: ['delivered', 'failed'],
   delivered: [],

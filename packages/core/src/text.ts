@@ -15,3 +15,11 @@ export function codePointLength(text: string): number {
   }
   return count;
 }
+
+/**
+ * Text that a device sent (an incoming SMS, an error it reported), made storable: Postgres text
+ * cannot hold U+0000, so it becomes U+FFFD like any other character the phone could not decode.
+ */
+export function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}

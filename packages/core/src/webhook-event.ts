@@ -1,4 +1,5 @@
 import { toMessageRecord, type MessageFields, type MessageRecord } from './message-record.ts';
+import { toReceivedRecord, type ReceivedFields, type ReceivedRecord } from './received-record.ts';
 
 /**
  * Webhook events (decisions.md, "Webhooks"): the types a user may subscribe to, the test event,
@@ -6,8 +7,13 @@ import { toMessageRecord, type MessageFields, type MessageRecord } from './messa
  */
 export const MESSAGE_EVENT_TYPES = ['message.sent', 'message.delivered', 'message.failed'] as const;
 export type MessageEventType = (typeof MESSAGE_EVENT_TYPES)[number];
+/** An SMS a device received (real-devices.md §4); its data is the received record. */
+export const RECEIVED_EVENT_TYPE = 'message.received';
 export const TEST_EVENT_TYPE = 'webhook.test';
-export type WebhookEventType = MessageEventType | typeof TEST_EVENT_TYPE;
+/** The event types an endpoint may subscribe to. */
+export const SUBSCRIBABLE_EVENT_TYPES = [...MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE] as const;
+export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
+export type WebhookEventType = SubscribableEventType | typeof TEST_EVENT_TYPE;
 
 export interface TestEventData {
   webhook_id: string;
@@ -17,17 +23,23 @@ export interface TestEventData {
 export interface WebhookPayload {
   type: WebhookEventType;
   timestamp: string;
-  data: MessageRecord | TestEventData;
+  data: MessageRecord | ReceivedRecord | TestEventData;
 }
 
 /** The body of one delivery; the same bytes on every attempt, as it is rebuilt from stored fields only. */
 export function webhookBody(type: MessageEventType, occurredAt: Date, message: MessageFields): string;
+export function webhookBody(type: typeof RECEIVED_EVENT_TYPE, occurredAt: Date, received: ReceivedFields): string;
 export function webhookBody(type: typeof TEST_EVENT_TYPE, occurredAt: Date, data: TestEventData): string;
-export function webhookBody(type: WebhookEventType, occurredAt: Date, data: MessageFields | TestEventData): string {
+export function webhookBody(type: WebhookEventType, occurredAt: Date, data: MessageFields | ReceivedFields | TestEventData): string {
   const payload: WebhookPayload = {
     type,
     timestamp: occurredAt.toISOString(),
-    data: type === TEST_EVENT_TYPE ? (data as TestEventData) : toMessageRecord(data as MessageFields),
+    data:
+      type === TEST_EVENT_TYPE
+        ? (data as TestEventData)
+        : type === RECEIVED_EVENT_TYPE
+          ? toReceivedRecord(data as ReceivedFields)
+          : toMessageRecord(data as MessageFields),
   };
   return JSON.stringify(payload);
 }

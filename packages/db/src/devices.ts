@@ -7,21 +7,30 @@ export interface DeviceRow {
   userId: string;
   name: string;
   enabled: boolean;
+  protocol: 'native' | 'sms_gate';
   lastSeenAt: Date | null;
+  streamSeenAt: Date | null;
+  appVersion: string | null;
+  pushToken: boolean;
+  simCards: unknown;
   createdAt: Date;
   updatedAt: Date;
 }
 
 const deviceColumns = {
-  id: true, userId: true, name: true, enabled: true, lastSeenAt: true, createdAt: true, updatedAt: true,
+  id: true, userId: true, name: true, enabled: true, protocol: true, lastSeenAt: true, streamSeenAt: true, appVersion: true, pushToken: true,
+  simCards: true, createdAt: true, updatedAt: true,
 } as const;
 
-/** Registers a device; registration counts as being seen. The token is returned this once. */
+/**
+ * Registers a native-protocol device (modem agent, simulator); it counts as seen only once it
+ * connects. The token is returned this once.
+ */
 export async function createDevice(db: Db, options: { userId: string; name: string }): Promise<{ token: string; device: DeviceRow }> {
   const token = generateSecret(DEVICE_TOKEN_PREFIX);
   const now = new Date();
   const device = await db.device.create({
-    data: { id: newId(), userId: options.userId, name: options.name, tokenHash: hashSecret(token), lastSeenAt: now, createdAt: now, updatedAt: now },
+    data: { id: newId(), userId: options.userId, name: options.name, tokenHash: hashSecret(token), createdAt: now, updatedAt: now },
     select: deviceColumns,
   });
   return { token, device };
@@ -54,19 +63,6 @@ export async function deleteDevice(db: Db, options: { userId: string; id: string
     data: { deletedAt: now, enabled: false, updatedAt: now },
   });
   return count === 1;
-}
-
-export function isAvailable(device: Pick<DeviceRow, 'enabled' | 'lastSeenAt'>, seenSince: Date): boolean {
-  return device.enabled && device.lastSeenAt !== null && device.lastSeenAt >= seenSince;
-}
-
-/** Whether the user has at least one device that is enabled and was seen since `seenSince`. */
-export async function hasAvailableDevice(db: Db, options: { userId: string; seenSince: Date }): Promise<boolean> {
-  const device = await db.device.findFirst({
-    where: { userId: options.userId, deletedAt: null, enabled: true, lastSeenAt: { gte: options.seenSince } },
-    select: { id: true },
-  });
-  return device !== null;
 }
 
 /** Issues a new token for a device; the old one stops working. */

@@ -28,20 +28,6 @@ export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<Pend
   }));
 }
 
-/** Available devices of each user, in a stable order (by id). */
-export async function availableDevices(sql: Sql, options: { userIds: string[]; seenSince: Date }): Promise<Map<string, string[]>> {
-  const byUser = new Map<string, string[]>();
-  if (options.userIds.length === 0) return byUser;
-  const { rows } = await sql.query<{ id: string; user_id: string }>(
-    `SELECT id, user_id FROM devices
-     WHERE user_id = ANY($1::uuid[]) AND enabled AND deleted_at IS NULL AND last_seen_at >= $2
-     ORDER BY user_id, id`,
-    [options.userIds, options.seenSince],
-  );
-  for (const row of rows) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.id]);
-  return byUser;
-}
-
 /** Assigns messages to devices (pending -> assigned, compare-and-set); returns those it moved. */
 export async function assignMessages(
   sql: Sql,
@@ -89,7 +75,7 @@ export async function failMessages(
   return toTransitioned(rows);
 }
 
-export type ReportStatus = 'sent' | 'delivered' | 'failed';
+export type ReportStatus = 'sending' | 'sent' | 'delivered' | 'failed';
 
 export interface ReportInput {
   id: string;
@@ -97,16 +83,20 @@ export interface ReportInput {
   error: string | null;
 }
 
-// `at` is the device's clock: kept between the claim and now, so that the history stays in order.
-const AT = 'least(greatest(input.at, m.sending_at), $5::timestamptz)';
+// `at` is the device's clock: kept between the first offer (or the acknowledgement) and now, so
+// that the history stays in order.
+const AT = 'least(greatest(input.at, m.sending_at, m.offered_at), $5::timestamptz)';
+const ACKNOWLEDGED = `sending_at = coalesce(m.sending_at, ${AT})`;
 const REPORT_SETS: Record<ReportStatus, string> = {
-  sent: `sent_at = ${AT}`,
-  delivered: `sent_at = coalesce(m.sent_at, ${AT}), delivered_at = ${AT}`,
-  failed: `failed_at = ${AT}, error = coalesce(input.error, 'The device reported that sending failed.')`,
+  sending: ACKNOWLEDGED,
+  sent: `${ACKNOWLEDGED}, sent_at = ${AT}`,
+  delivered: `${ACKNOWLEDGED}, sent_at = coalesce(m.sent_at, ${AT}), delivered_at = ${AT}`,
+  failed: `${ACKNOWLEDGED}, failed_at = ${AT}, error = coalesce(input.error, 'The device reported that sending failed.')`,
 };
 
 /** The webhook events of each report, by default; see `applyReports`'s `events`. */
 export const REPORT_EVENTS: Record<ReportStatus, MessageEventType[]> = {
+  sending: [],
   sent: ['message.sent'],
   delivered: ['message.delivered'],
   failed: ['message.failed'],
@@ -114,7 +104,7 @@ export const REPORT_EVENTS: Record<ReportStatus, MessageEventType[]> = {
 
 /**
  * Applies one kind of report of one device: a compare-and-set from the states that may lead to
- * `status` and that a device has had in hand (claimed), only on the device's own messages, with
+ * `status` and that a device has had in hand (offered), only on the device's own messages, with
  * the webhook events of the transition in the same statement. Duplicate and backward reports
  * match no row and write no event. `from` narrows the states moved from, `events` replaces the
  * events written (a `delivered` report of a message never reported `sent` also means it was sent).
@@ -125,13 +115,14 @@ export async function applyReports(
 ): Promise<Transitioned> {
   if (options.reports.length === 0) return { moved: [], deliveries: [] };
   const { deviceId, status, now, reports } = options;
-  const from = statesLeadingTo(status).filter((s) => s !== 'pending' && s !== 'assigned' && (!options.from || options.from.includes(s)));
+  const from = statesLeadingTo(status).filter((s) => s !== 'pending' && (!options.from || options.from.includes(s)));
   const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
     `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]) AS t(id, at, error)),
      moved AS (
        UPDATE messages m SET state = $4::message_state, updated_at = $5, ${REPORT_SETS[status]}
        FROM input
        WHERE m.id = input.id AND m.device_id = $6 AND m.state = ANY($7::message_state[])
+         AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
        RETURNING m.id, m.user_id, m.device_id, ${AT} AS at, input.error, to_jsonb(m) AS snapshot
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)

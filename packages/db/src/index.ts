@@ -18,3 +18,7 @@ export * from './templates.ts';
 export * from './webhook-deliveries.ts';
 export * from './webhooks.ts';
 export * from './retention.ts';
+export * from './offers.ts';
+export * from './availability.ts';
+export * from './pairings.ts';
+export * from './inbound.ts';

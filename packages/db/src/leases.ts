@@ -1,8 +1,9 @@
 import type { Sql } from './sql.ts';
 
 /**
- * Lease expiry (decisions.md, "Leases"). Each function handles at most `limit` messages per call,
- * locking them with SKIP LOCKED so that concurrent sweeps never take the same rows.
+ * Lease expiry (docs/devices.md, "Delivery"). Each function handles at most `limit` messages per
+ * call. Only messages never offered to their device move or expire by these; an offered message
+ * stays with its device until it reports or its offer lapses.
  */
 export async function releaseUnclaimed(
   sql: Sql,
@@ -12,15 +13,15 @@ export async function releaseUnclaimed(
   const { rows } = await sql.query<{ id: string }>(
     `WITH picked AS (
        SELECT id FROM messages
-       WHERE state = 'assigned' AND assigned_at < $1 AND requested_device_id IS NULL AND assignments < $2
+       WHERE state = 'assigned' AND offered_at IS NULL AND assigned_at < $1 AND requested_device_id IS NULL AND assignments < $2
        ORDER BY assigned_at LIMIT $3 FOR UPDATE SKIP LOCKED
      ), moved AS (
        UPDATE messages m SET state = 'pending', updated_at = $4
-       FROM picked WHERE m.id = picked.id AND m.state = 'assigned'
+       FROM picked WHERE m.id = picked.id AND m.state = 'assigned' AND m.offered_at IS NULL
        RETURNING m.id, m.device_id
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
-       SELECT id, 'pending', device_id, $4, 'Not claimed by the device in time; assigned again.' FROM moved
+       SELECT id, 'pending', device_id, $4, 'Not taken by the device in time; assigned again.' FROM moved
      )
      SELECT id FROM moved`,
     [assignedBefore, maxAssignments, limit, now],
@@ -28,35 +29,64 @@ export async function releaseUnclaimed(
   return rows.map((r) => r.id);
 }
 
-/** Assigned messages past their lease that may not move (out of assignments). */
+/** Assigned messages past their lease, never offered, that may not move (out of assignments). */
 export async function unclaimedExhausted(
   sql: Sql,
   options: { assignedBefore: Date; maxAssignments: number; limit: number },
 ): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
     `SELECT id FROM messages
-     WHERE state = 'assigned' AND assigned_at < $1 AND requested_device_id IS NULL AND assignments >= $2
+     WHERE state = 'assigned' AND offered_at IS NULL AND assigned_at < $1 AND requested_device_id IS NULL AND assignments >= $2
      ORDER BY assigned_at LIMIT $3`,
     [options.assignedBefore, options.maxAssignments, options.limit],
   );
   return rows.map((r) => r.id);
 }
 
-export async function staleSending(sql: Sql, options: { sendingBefore: Date; limit: number }): Promise<string[]> {
+/**
+ * Offered messages not yet sent whose `validUntil` (the sending lease from the first offer, or the
+ * time to live) lies before `offeredBefore`/`createdBefore`: still `assigned` (never acknowledged)
+ * or `sending` (no result reported).
+ */
+export async function lapsedOffers(
+  sql: Sql,
+  options: { offeredBefore: Date; createdBefore: Date; limit: number },
+): Promise<{ unacknowledged: string[]; unreported: string[] }> {
+  const { rows } = await sql.query<{ id: string; state: 'assigned' | 'sending' }>(
+    `SELECT id, state FROM messages
+     WHERE state IN ('assigned', 'sending') AND offered_at IS NOT NULL AND (offered_at < $1 OR created_at < $2)
+     ORDER BY offered_at LIMIT $3`,
+    [options.offeredBefore, options.createdBefore, options.limit],
+  );
+  return {
+    unacknowledged: rows.filter((r) => r.state === 'assigned').map((r) => r.id),
+    unreported: rows.filter((r) => r.state === 'sending').map((r) => r.id),
+  };
+}
+
+/** Messages created before `createdBefore` that never reached a device's hands (pending, or assigned and never offered). */
+export async function expiredUnsent(sql: Sql, options: { createdBefore: Date; limit: number }): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM messages WHERE state = 'sending' AND sending_at < $1 ORDER BY sending_at LIMIT $2`,
-    [options.sendingBefore, options.limit],
+    `SELECT id FROM messages
+     WHERE (state = 'pending' OR (state = 'assigned' AND offered_at IS NULL)) AND created_at < $1
+     ORDER BY created_at LIMIT $2`,
+    [options.createdBefore, options.limit],
   );
   return rows.map((r) => r.id);
 }
 
-/** Messages created before `createdBefore` that never reached a device's hands (pending or assigned). */
-export async function expiredUnsent(sql: Sql, options: { createdBefore: Date; limit: number }): Promise<string[]> {
-  const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM messages WHERE state IN ('pending', 'assigned') AND created_at < $1 ORDER BY created_at LIMIT $2`,
-    [options.createdBefore, options.limit],
+/**
+ * Devices with messages assigned (offered or not) and not acknowledged since before `before`: a
+ * wake-up was lost, or the phone holds them back until a later pull (real-devices.md §2b.5).
+ */
+export async function devicesWithWaitingOffers(sql: Sql, options: { before: Date; limit: number }): Promise<string[]> {
+  const { rows } = await sql.query<{ device_id: string }>(
+    `SELECT DISTINCT device_id FROM messages
+     WHERE state = 'assigned' AND updated_at < $1 AND coalesce(offered_at, assigned_at) < $1
+     LIMIT $2`,
+    [options.before, options.limit],
   );
-  return rows.map((r) => r.id);
+  return rows.map((r) => r.device_id);
 }
 
 export interface PendingCursor {

@@ -29,3 +29,12 @@ export async function purgeWebhookDeliveries(sql: Sql, options: { createdBefore:
   );
   return rowCount ?? 0;
 }
+
+/** Deletes up to `limit` device pairings that expired before `expiredBefore`; returns how many. */
+export async function purgeDevicePairings(sql: Sql, options: { expiredBefore: Date; limit: number }): Promise<number> {
+  const { rowCount } = await sql.query(
+    `DELETE FROM device_pairings WHERE id IN (SELECT id FROM device_pairings WHERE expires_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [options.expiredBefore, options.limit],
+  );
+  return rowCount ?? 0;
+}

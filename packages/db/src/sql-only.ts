@@ -6,3 +6,6 @@ export * from './secrets.ts';
 export * from './sql.ts';
 export * from './webhook-deliveries.ts';
 export * from './retention.ts';
+export * from './availability.ts';
+export * from './offers.ts';
+export * from './inbound.ts';

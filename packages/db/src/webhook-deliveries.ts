@@ -1,4 +1,4 @@
-import type { Encoding, MessageFields, MessageState, WebhookEventType } from '@smsgw/core';
+import type { Encoding, MessageFields, MessageState, ReceivedFields, WebhookEventType } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
 /**
@@ -68,6 +68,20 @@ export function messageFromSnapshot(data: Record<string, unknown>): MessageField
     updatedAt: new Date(data.updated_at as string),
     sentAt: date(data.sent_at),
     deliveredAt: date(data.delivered_at),
+  };
+}
+
+/** The received SMS as stored, from the row `to_jsonb` stored in the delivery. */
+export function receivedFromSnapshot(data: Record<string, unknown>): ReceivedFields {
+  return {
+    id: data.id as string,
+    deviceId: data.device_id as string,
+    from: data.from_number as string,
+    to: (data.to_number as string | null) ?? null,
+    body: data.body as string,
+    simNumber: (data.sim_number as number | null) ?? null,
+    receivedAt: new Date(data.received_at as string),
+    createdAt: new Date(data.created_at as string),
   };
 }
 

@@ -21,7 +21,7 @@ const MessageId = Type.String({ format: 'uuid' });
 export const DeviceReport = Type.Object(
   {
     id: Type.String({ description: 'Message id.' }),
-    status: Type.Enum(['sent', 'delivered', 'failed']),
+    status: Type.Enum(['sending', 'sent', 'delivered', 'failed'], { description: '`sending`: the device has the message (the acknowledgement).' }),
     error: Type.Optional(Type.String({ maxLength: 1000, description: 'Why the message failed, as the device saw it.' })),
     at: Type.Optional(Type.String({ format: 'date-time', description: 'When it happened on the device; default: when received.' })),
   },

@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+
 /**
  * Wake-ups travel from the dispatchers to whichever API process holds a device's event stream
  * through one Redis pub/sub channel per queue prefix; the message is the device id.
@@ -9,4 +11,30 @@ export function wakeupChannel(prefix: string): string {
 /** The round-robin cursor of a user, shared by every dispatcher process. */
 export function roundRobinKey(prefix: string, userId: string): string {
   return `${prefix}:rr:${userId}`;
+}
+
+/** Wakes each device (one publish per device, in one round trip). */
+export async function publishWakeups(redis: Redis, prefix: string, deviceIds: Iterable<string>): Promise<void> {
+  const channel = wakeupChannel(prefix);
+  const pipeline = redis.pipeline();
+  let count = 0;
+  for (const id of deviceIds) {
+    pipeline.publish(channel, id);
+    count++;
+  }
+  if (count > 0) await pipeline.exec();
+}
+
+/**
+ * Wakes each device again unless it was woken again within `everyMs` (a key per device, shared by
+ * every dispatcher); returns how many were woken.
+ */
+export async function wakeDevicesAgain(redis: Redis, prefix: string, deviceIds: string[], everyMs: number): Promise<number> {
+  if (deviceIds.length === 0) return 0;
+  const pipeline = redis.pipeline();
+  for (const id of deviceIds) pipeline.set(`${prefix}:woken-again:${id}`, '1', 'PX', everyMs, 'NX');
+  const results = (await pipeline.exec()) ?? [];
+  const due = deviceIds.filter((_, i) => results[i]?.[1] === 'OK');
+  await publishWakeups(redis, prefix, due);
+  return due.length;
 }

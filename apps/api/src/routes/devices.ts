@@ -1,33 +1,54 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, isUuid } from '@smsgw/core';
-import { createDevice, deleteDevice, findDevice, isAvailable, listDevices, updateDevice, type DeviceRow } from '@smsgw/db';
+import { AppError, availabilityWindows, isDeviceAvailable, isUuid } from '@smsgw/core';
+import { createDevice, deleteDevice, findDevice, listDevices, updateDevice, type DeviceRow } from '@smsgw/db';
 import { authErrors, ErrorBody, IdParams, NullableTimestamp, Timestamp } from '../schemas/common.ts';
 
 const DeviceRecord = Type.Object({
   id: Type.String(),
   name: Type.String(),
   enabled: Type.Boolean(),
-  available: Type.Boolean({ description: 'Enabled and seen within DEVICE_AVAILABLE_SECONDS.' }),
+  protocol: Type.Enum(['native', 'sms_gate'], { description: '`native`: the device protocol (modem agent, simulator); `sms_gate`: a phone running the SMS Gate app.' }),
+  available: Type.Boolean({ description: 'Enabled and connected: it holds an event stream (or closed it within the grace), or it made a request within DEVICE_AVAILABLE_SECONDS (docs/devices.md).' }),
+  connection: Type.Union([Type.Literal('stream'), Type.Literal('requests'), Type.Null()], {
+    description: 'How the device is connected now: an event stream, only requests (polling), or not at all.',
+  }),
   last_seen_at: NullableTimestamp,
+  app_version: Type.Union([Type.String(), Type.Null()], { description: 'SMS Gate app version, from its requests.' }),
+  sim_cards: Type.Union([Type.Array(Type.Unknown()), Type.Null()], { description: 'SIM cards the SMS Gate app reported (redacted by the app).' }),
+  warnings: Type.Array(Type.String(), { description: 'What keeps the device from working well, in words.' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
+
+// real-devices.md §2b.2: a phone with Google push never opens the event stream.
+const PUSH_WARNING =
+  'Registered with Google push: it opens no event stream and polls every 15 minutes, so messages go out late. In the SMS Gate app choose "SSE only" and restart the app.';
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
 /** `/api/v1/devices`: the user's sending devices. The device token is shown once, on creation. */
 const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
-  const toRecord = (device: DeviceRow) => ({
-    id: device.id,
-    name: device.name,
-    enabled: device.enabled,
-    available: isAvailable(device, new Date(Date.now() - app.config.DEVICE_AVAILABLE_SECONDS * 1000)),
-    last_seen_at: device.lastSeenAt?.toISOString() ?? null,
-    created_at: device.createdAt.toISOString(),
-    updated_at: device.updatedAt.toISOString(),
-  });
+  const toRecord = (device: DeviceRow) => {
+    const windows = availabilityWindows(app.config, new Date());
+    const streaming = device.streamSeenAt !== null && device.streamSeenAt >= windows.streamSince;
+    const connected = isDeviceAvailable({ ...device, enabled: true }, windows);
+    return {
+      id: device.id,
+      name: device.name,
+      enabled: device.enabled,
+      protocol: device.protocol,
+      available: device.enabled && connected,
+      connection: streaming ? ('stream' as const) : connected ? ('requests' as const) : null,
+      last_seen_at: device.lastSeenAt?.toISOString() ?? null,
+      app_version: device.appVersion,
+      sim_cards: Array.isArray(device.simCards) ? (device.simCards as unknown[]) : null,
+      warnings: device.pushToken ? [PUSH_WARNING] : [],
+      created_at: device.createdAt.toISOString(),
+      updated_at: device.updatedAt.toISOString(),
+    };
+  };
 
   async function ownDevice(userId: string, id: string): Promise<DeviceRow> {
     const device = isUuid(id) ? await findDevice(app.db, { userId, id }) : null;

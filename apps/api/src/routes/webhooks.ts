@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, MESSAGE_EVENT_TYPES, WebhookTargetError, checkWebhookUrl, isUuid } from '@smsgw/core';
+import { AppError, SUBSCRIBABLE_EVENT_TYPES, WebhookTargetError, checkWebhookUrl, isUuid } from '@smsgw/core';
 import {
   WebhookLimitError, createTestDelivery, createWebhook, deleteWebhook, findWebhook, listWebhookDeliveries, listWebhooks,
   retryWebhookDelivery, rotateWebhookSecret, updateWebhook, type WebhookDeliveryRow, type WebhookRow,
@@ -12,7 +12,7 @@ import { ErrorBody, IdParams, NullableTimestamp, PageOf, Pagination, Timestamp, 
 export const MAX_WEBHOOKS = 20;
 
 const Url = Type.String({ minLength: 1, description: 'http(s), at most 2000 characters, whose host resolves only to public addresses.' });
-const Events = Type.Array(Type.Enum([...MESSAGE_EVENT_TYPES]), { minItems: 1, uniqueItems: true, description: 'Event types the endpoint receives.' });
+const Events = Type.Array(Type.Enum([...SUBSCRIBABLE_EVENT_TYPES]), { minItems: 1, uniqueItems: true, description: 'Event types the endpoint receives.' });
 const Description = Type.String({ maxLength: 500 });
 const Secret = Type.String({ description: 'whsec_ + base64 key: verifies the webhook-signature header (Standard Webhooks).' });
 
@@ -46,7 +46,7 @@ function toRecord(w: WebhookRow) {
   return {
     id: w.id,
     url: w.url,
-    events: w.events as (typeof MESSAGE_EVENT_TYPES)[number][],
+    events: w.events as (typeof SUBSCRIBABLE_EVENT_TYPES)[number][],
     description: w.description,
     enabled: w.enabled,
     disabled_reason: w.disabledReason,

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { AppError, isE164, isUuid, newId, quotaPeriod } from '@smsgw/core';
+import { AppError, availabilityWindows, isDeviceAvailable, isE164, isUuid, newId, quotaPeriod } from '@smsgw/core';
 import type { ApiConfig } from '@smsgw/config';
 import {
   chargeQuota,
@@ -9,8 +9,8 @@ import {
   groupMemberPhones,
   hasAvailableDevice,
   insertMessages,
-  isAvailable,
   type Db,
+  type Sql,
   type MessageTexts,
   type UserRow,
 } from '@smsgw/db';
@@ -18,6 +18,7 @@ import { enqueueDispatch, type DispatchQueue } from '@smsgw/queue';
 
 export interface SendDeps {
   db: Db;
+  sql: Sql;
   dispatchQueue: DispatchQueue;
   config: ApiConfig;
   log: FastifyBaseLogger;
@@ -118,12 +119,12 @@ async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise
 }
 
 async function checkDevices(deps: SendDeps, userId: string, deviceId: string | undefined): Promise<void> {
-  const seenSince = new Date(Date.now() - deps.config.DEVICE_AVAILABLE_SECONDS * 1000);
+  const windows = availabilityWindows(deps.config, new Date());
   if (deviceId !== undefined) {
     const device = isUuid(deviceId) ? await findDevice(deps.db, { userId, id: deviceId }) : null;
     if (!device || !device.enabled) throw new AppError('device_not_found', `Device ${deviceId} not found or not enabled.`);
-    if (!isAvailable(device, seenSince)) throw new AppError('no_devices');
+    if (!isDeviceAvailable(device, windows)) throw new AppError('no_devices');
     return;
   }
-  if (!(await hasAvailableDevice(deps.db, { userId, seenSince }))) throw new AppError('no_devices');
+  if (!(await hasAvailableDevice(deps.sql, { userId, windows }))) throw new AppError('no_devices');
 }

@@ -64,7 +64,10 @@ export interface TestUser {
   devices: TestDevice[];
 }
 
-/** A user with an API key and, unless `devices: 0`, one available device. Names are random. */
+/**
+ * A user with an API key and, unless `devices: 0`, one available device (registered, and seen as
+ * if it had just made a request: registration alone never makes a device available). Names are random.
+ */
 export async function createTestUser(
   db: Db,
   options: { monthlyQuota?: number | null; devices?: number } = {},
@@ -74,6 +77,7 @@ export async function createTestUser(
   const devices: TestDevice[] = [];
   for (let i = 0; i < (options.devices ?? 1); i++) {
     const { device, token } = await createDevice(db, { userId: user.id, name: `phone-${i}` });
+    await db.device.update({ where: { id: device.id }, data: { lastSeenAt: new Date() } });
     devices.push({ id: device.id, token });
   }
   return { user, userId: user.id, apiKey: key, deviceId: devices[0]?.id, devices };

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
+import { availabilityWindows } from '@smsgw/core';
 import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Sql, type PendingMessage } from '@smsgw/db/sql';
-import { roundRobinKey, wakeupChannel, type WebhooksQueue } from '@smsgw/queue';
+import { publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 
 export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed';
@@ -34,7 +35,7 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
   const roundRobin = pending.filter((m) => !m.requestedDeviceId);
   const devices = await availableDevices(sql, {
     userIds: [...new Set(roundRobin.map((m) => m.userId))],
-    seenSince: new Date(now.getTime() - config.DEVICE_AVAILABLE_SECONDS * 1000),
+    windows: availabilityWindows(config, now),
   });
   const chosen = await pickRoundRobin(deps, roundRobin, devices);
 
@@ -89,12 +90,8 @@ async function pickRoundRobin(
 
 /** One wake-up per device per batch, whichever API process holds the device's stream. */
 async function wake(deps: AssignDeps, deviceIds: Set<string>): Promise<void> {
-  if (deviceIds.size === 0) return;
-  const channel = wakeupChannel(deps.config.QUEUE_PREFIX);
-  const pipeline = deps.redis.pipeline();
-  for (const id of deviceIds) pipeline.publish(channel, id);
   try {
-    await pipeline.exec();
+    await publishWakeups(deps.redis, deps.config.QUEUE_PREFIX, deviceIds);
   } catch (error) {
     // The devices' safety-net polling picks the messages up; the assignment stands.
     deps.log.warn({ err: error }, 'wake-up publish failed');

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
+import type { Redis } from 'ioredis';
 import {
-  IDEMPOTENCY_KEY_RETENTION_MS, expiredUnsent, failMessages, overdueDeliveries, purgeIdempotencyKeys, purgeWebhookDeliveries,
-  releaseUnclaimed, staleSending, stalePending, unclaimedExhausted, type OverdueCursor, type PendingCursor, type Sql, type Transitioned,
+  IDEMPOTENCY_KEY_RETENTION_MS, devicesWithWaitingOffers, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, purgeDevicePairings,
+  purgeIdempotencyKeys, purgeWebhookDeliveries, releaseUnclaimed, stalePending, unclaimedExhausted, type OverdueCursor, type PendingCursor,
+  type Sql, type Transitioned,
 } from '@smsgw/db/sql';
-import { enqueueDispatch, enqueueWebhookDeliveries, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
+import { enqueueDispatch, enqueueWebhookDeliveries, wakeDevicesAgain, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
 import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 
@@ -12,8 +14,15 @@ const PAGE = 1000;
 // Bounds one sweep's work; what is left is taken by the next one.
 const MAX_PAGES = 50;
 
+// A device whose offers wait this long is woken again, at most once a minute (real-devices.md §2b.5).
+const WAKE_AGAIN_AFTER_SECONDS = 30;
+const WAKE_AGAIN_EVERY_MS = 60_000;
+// Pairings are kept a day after they expire, so that a late attempt is told the code expired.
+const PAIRING_RETENTION_SECONDS = 86400;
+
 export interface SweepDeps {
   sql: Sql;
+  redis: Redis;
   dispatchQueue: DispatchQueue;
   webhooksQueue: WebhooksQueue;
   /** The webhook endpoints' slots: parked deliveries whose holders died are woken. */
@@ -25,13 +34,16 @@ export interface SweepDeps {
 export interface SweepResult {
   reassigned: number;
   unclaimedFailed: number;
+  unacknowledgedFailed: number;
   sendingFailed: number;
+  devicesWokenAgain: number;
   expired: number;
   outboxEnqueued: number;
   webhooksEnqueued: number;
   webhookEndpointsWoken: number;
   idempotencyKeysPurged: number;
   webhookDeliveriesPurged: number;
+  pairingsPurged: number;
 }
 
 /**
@@ -42,8 +54,8 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   const { sql, config } = deps;
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = {
-    reassigned: 0, unclaimedFailed: 0, sendingFailed: 0, expired: 0, outboxEnqueued: 0, webhooksEnqueued: 0, webhookEndpointsWoken: 0,
-    idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0,
+    reassigned: 0, unclaimedFailed: 0, unacknowledgedFailed: 0, sendingFailed: 0, devicesWokenAgain: 0, expired: 0, outboxEnqueued: 0,
+    webhooksEnqueued: 0, webhookEndpointsWoken: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0,
   };
   const failed = async (transitioned: Transitioned) => {
     await enqueueDeliveries(deps.webhooksQueue, deps.log, transitioned.deliveries);
@@ -75,14 +87,28 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
     }));
     return ids.length;
   });
+  // An offered message is never moved: past its validUntil (and the phones' clock skew) it fails,
+  // unless the device reported it sent first.
+  const skew = config.DEVICE_CLOCK_SKEW_SECONDS;
   await pages(async () => {
-    const ids = await staleSending(sql, { sendingBefore: ago(config.SENDING_LEASE_SECONDS), limit: PAGE });
-    result.sendingFailed += await failed(await failMessages(sql, {
-      ids, now, from: ['sending'],
-      error: `The device did not report a result within ${config.SENDING_LEASE_SECONDS} seconds; the message is not sent again because the phone may have sent it.`,
+    const { unacknowledged, unreported } = await lapsedOffers(sql, {
+      offeredBefore: ago(config.SENDING_LEASE_SECONDS + skew),
+      createdBefore: ago(config.MESSAGE_TTL_SECONDS + skew),
+      limit: PAGE,
+    });
+    result.unacknowledgedFailed += await failed(await failMessages(sql, {
+      ids: unacknowledged, now, from: ['assigned'],
+      error: 'The device did not acknowledge the message before it was due (its validUntil); it is not given to another device because the phone may hold it.',
     }));
-    return ids.length;
+    result.sendingFailed += await failed(await failMessages(sql, {
+      ids: unreported, now, from: ['sending'],
+      error: 'The device did not report a result before the message was due (its validUntil); it is not sent again because the phone may have sent it.',
+    }));
+    return unacknowledged.length + unreported.length;
   });
+
+  const waiting = await devicesWithWaitingOffers(sql, { before: ago(WAKE_AGAIN_AFTER_SECONDS), limit: PAGE });
+  result.devicesWokenAgain = await wakeDevicesAgain(deps.redis, config.QUEUE_PREFIX, waiting, WAKE_AGAIN_EVERY_MS);
 
   // The outbox: re-adding a job that exists is a no-op, since the job id is the message id.
   let after: PendingCursor | undefined;
@@ -120,6 +146,11 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   await pages(async () => {
     const purged = await purgeWebhookDeliveries(sql, { createdBefore: deliveriesBefore, limit: PAGE });
     result.webhookDeliveriesPurged += purged;
+    return purged;
+  });
+  await pages(async () => {
+    const purged = await purgeDevicePairings(sql, { expiredBefore: ago(PAIRING_RETENTION_SECONDS), limit: PAGE });
+    result.pairingsPurged += purged;
     return purged;
   });
   return result;

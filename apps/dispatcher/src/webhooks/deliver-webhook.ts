@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
-import { nextAttemptDelayMs, webhookBody, webhookHeaders, TEST_EVENT_TYPE, type TestEventData, type TargetPolicy } from '@smsgw/core';
+import { nextAttemptDelayMs, webhookBody, webhookHeaders, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type TestEventData, type TargetPolicy } from '@smsgw/core';
 import {
-  abandonDelivery, disableWebhook, loadDeliveryAttempt, messageFromSnapshot, recordDeliveryAttempt,
+  abandonDelivery, disableWebhook, loadDeliveryAttempt, messageFromSnapshot, receivedFromSnapshot, recordDeliveryAttempt,
   type DeliveryAttempt, type DeliveryRef, type Sql,
 } from '@smsgw/db/sql';
 import type { EndpointSlots } from './endpoint-slots.ts';
@@ -46,9 +46,9 @@ export interface DeliverJob {
 export const PARKED_RECHECK_MS = 5 * 60 * 1000;
 
 function bodyOf(delivery: DeliveryAttempt): string {
-  return delivery.type === TEST_EVENT_TYPE
-    ? webhookBody(TEST_EVENT_TYPE, delivery.occurredAt, delivery.data as unknown as TestEventData)
-    : webhookBody(delivery.type, delivery.occurredAt, messageFromSnapshot(delivery.data));
+  if (delivery.type === TEST_EVENT_TYPE) return webhookBody(TEST_EVENT_TYPE, delivery.occurredAt, delivery.data as unknown as TestEventData);
+  if (delivery.type === RECEIVED_EVENT_TYPE) return webhookBody(RECEIVED_EVENT_TYPE, delivery.occurredAt, receivedFromSnapshot(delivery.data));
+  return webhookBody(delivery.type, delivery.occurredAt, messageFromSnapshot(delivery.data));
 }
 
 /**

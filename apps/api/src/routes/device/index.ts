@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, isUuid } from '@smsgw/core';
-import { claimMessages, markDeviceSeen, messagesOfDevice } from '@smsgw/db';
-import { DeviceReport, enqueueReports } from '@smsgw/queue';
+import { AppError, offerValidUntil } from '@smsgw/core';
+import { DeviceReport } from '@smsgw/queue';
 import { ErrorBody } from '../../schemas/common.ts';
+import { acceptReports, offer, receiveInbound } from '../../services/device-core.ts';
+import { EventStreams } from '../../services/event-stream.ts';
 
 const deviceErrors = { 401: ErrorBody, 429: ErrorBody };
 
@@ -16,6 +17,7 @@ const ClaimedMessage = Type.Object({
   to: Type.String(),
   message: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
+  valid_until: Type.String({ format: 'date-time', description: 'Send it before this moment or not at all; smsgw fails it after.' }),
 });
 const ReportsBody = Type.Object(
   { reports: Type.Array(DeviceReport, { minItems: 1, maxItems: 500 }) },
@@ -25,17 +27,36 @@ const ReportsResponse = Type.Object({
   accepted: Type.Integer(),
   rejected: Type.Array(Type.Object({ id: Type.String(), error: Type.String(), message: Type.String() })),
 });
+const InboundBody = Type.Object(
+  {
+    messages: Type.Array(
+      Type.Object(
+        {
+          id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The device’s own id of the SMS: a repeat with the same id is stored once.' })),
+          from: Type.String({ minLength: 1, maxLength: 64, description: 'Sender as the device saw it.' }),
+          to: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The receiving SIM’s number.' })),
+          message: Type.String({ maxLength: 10000 }),
+          received_at: Type.String({ format: 'date-time' }),
+          sim_number: Type.Optional(Type.Integer({ minimum: 1, maximum: 8 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 500 },
+    ),
+  },
+  { additionalProperties: false },
+);
 
 /**
- * The device protocol (decisions.md, "Devices"), authenticated by the device token: an event
- * stream of wake-ups, an atomic claim that can long-poll, batched reports, and a heartbeat.
+ * The native device protocol (docs/devices.md), authenticated by the device token: an event
+ * stream of wake-ups, a claim that offers the device its messages (again, until it reports about
+ * them) and can long-poll, batched reports, incoming SMS and a heartbeat.
  */
 const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticateDevice);
-  const streams = new Set<() => void>();
-  app.addHook('preClose', async () => {
-    for (const close of streams) close();
-  });
+  const streams = new EventStreams(app);
+  app.addHook('preClose', async () => streams.closeAll());
+  const { config } = app;
 
   app.get(
     '/api/v1/device/events',
@@ -48,31 +69,15 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     (request, reply) => {
-      const { device } = request;
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      const wakeup = () => res.write('event: wakeup\ndata: {}\n\n');
+      if (!streams.hasRoom(request.device.id)) throw new AppError('rate_limited', 'Too many event streams open for this device.');
       // A wake-up at once, so that a device that reconnects claims what was assigned meanwhile.
-      wakeup();
-      const stopListening = app.wakeups.listen(device.id, wakeup);
-      const heartbeat = setInterval(() => {
-        res.write(': heartbeat\n\n');
-        markDeviceSeen(app.sql, device, new Date()).catch((error: unknown) => request.log.warn({ err: error }, 'mark seen failed'));
-      }, app.config.DEVICE_HEARTBEAT_SECONDS * 1000);
-      const close = () => {
-        if (!streams.delete(close)) return;
-        clearInterval(heartbeat);
-        stopListening();
-        res.end();
-      };
-      streams.add(close);
-      res.on('close', close);
+      streams.serve(request, reply, request.device, {
+        greeting: [],
+        wakeup: 'event: wakeup\ndata: {}\n\n',
+        minWakeupIntervalMs: 0,
+        keepalive: ': heartbeat\n\n',
+        keepaliveMs: config.DEVICE_HEARTBEAT_SECONDS * 1000,
+      });
     },
   );
 
@@ -81,27 +86,27 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['device'],
-        summary: 'Claim assigned messages (moves them to sending); waits up to `wait` seconds when there is none',
+        summary: 'Claim the device’s messages: returned again on every claim until the device reports about them; waits up to `wait` seconds when there is none',
         querystring: ClaimQuery,
         response: { 200: Type.Object({ messages: Type.Array(ClaimedMessage) }), 400: ErrorBody, ...deviceErrors },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const { device } = request;
       const { limit, wait } = request.query;
       const gone = new AbortController();
-      reply.raw.on('close', () => gone.abort());
+      request.raw.on('close', () => gone.abort());
       // Listen before looking, so that a wake-up between the look and the wait is not missed.
       const waiter = wait > 0 ? app.wakeups.waiter(device.id) : undefined;
       const deadline = Date.now() + wait * 1000;
       try {
         for (;;) {
-          // A client that left gets nothing claimed: a claimed message is never handed out again.
-          if (gone.signal.aborted || !device.enabled) return { messages: [] };
-          const claimed = await claimMessages(app.sql, { deviceId: device.id, limit, now: new Date() });
-          if (claimed.length > 0 || !waiter || Date.now() >= deadline) {
+          const offered = await offer(app, device, { limit, order: 'fresh-first' });
+          if (offered.length > 0 || !waiter || gone.signal.aborted || Date.now() >= deadline) {
             return {
-              messages: claimed.map((m) => ({ id: m.id, to: m.to, message: m.body, created_at: m.createdAt.toISOString() })),
+              messages: offered.map((m) => ({
+                id: m.id, to: m.to, message: m.body, created_at: m.createdAt.toISOString(), valid_until: validUntil(m).toISOString(),
+              })),
             };
           }
           await waiter.wait(deadline - Date.now(), gone.signal);
@@ -111,35 +116,41 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
   );
+  const validUntil = (m: { offeredAt: Date; createdAt: Date }) => offerValidUntil(m, config);
 
   app.post(
     '/api/v1/device/reports',
     {
       schema: {
         tags: ['device'],
-        summary: 'Report sent, delivered or failed for the device’s messages (idempotent)',
+        summary: 'Report sending (the acknowledgement), sent, delivered or failed for the device’s messages (idempotent)',
         body: ReportsBody,
         response: { 202: ReportsResponse, 400: ErrorBody, 503: ErrorBody, ...deviceErrors },
       },
     },
+    async (request, reply) => reply.status(202).send(await acceptReports(app, request.log, request.device, request.body.reports)),
+  );
+
+  app.post(
+    '/api/v1/device/inbound',
+    {
+      schema: {
+        tags: ['device'],
+        summary: 'Incoming SMS the device received (each stored once per `id`)',
+        body: InboundBody,
+        response: { 202: Type.Object({ stored: Type.Integer(), duplicates: Type.Integer() }), 400: ErrorBody, 503: ErrorBody, ...deviceErrors },
+      },
+    },
     async (request, reply) => {
-      const { device } = request;
-      const { reports } = request.body;
-      const wellFormed = reports.filter((r) => isUuid(r.id)).map((r) => r.id.toLowerCase());
-      const own = await messagesOfDevice(app.sql, { deviceId: device.id, ids: [...new Set(wellFormed)] });
-      const accepted = reports.filter((r) => own.has(r.id.toLowerCase())).map((r) => ({ ...r, id: r.id.toLowerCase() }));
-      const rejected = reports
-        .filter((r) => !own.has(r.id.toLowerCase()))
-        .map((r) => ({ id: r.id, error: 'not_found', message: 'No message of this device has this id.' }));
-      if (accepted.length > 0) {
-        try {
-          await enqueueReports(app.reportsQueue, { deviceId: device.id, receivedAt: new Date().toISOString(), reports: accepted });
-        } catch (error) {
-          request.log.error({ err: error }, 'reports enqueue failed');
-          throw new AppError('service_unavailable', 'Reports cannot be taken right now; send them again.');
-        }
-      }
-      return reply.status(202).send({ accepted: accepted.length, rejected });
+      const messages = request.body.messages.map((m) => ({
+        from: m.from,
+        to: m.to ?? null,
+        body: m.message,
+        simNumber: m.sim_number ?? null,
+        receivedAt: new Date(m.received_at),
+        dedupKey: m.id === undefined ? null : `id:${m.id}`,
+      }));
+      return reply.status(202).send(await receiveInbound(app, request.log, request.device, messages));
     },
   );
 
@@ -148,7 +159,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['device'],
-        summary: 'Tell the service the device is alive (it then counts as available)',
+        summary: 'Tell the service the device is alive (a device without an event stream then counts as available)',
         response: { 200: Type.Object({ status: Type.Literal('ok'), server_time: Type.String({ format: 'date-time' }) }), ...deviceErrors },
       },
     },

@@ -13,7 +13,7 @@ const sendErrors = { 400: ErrorBody, 402: ErrorBody, 409: ErrorBody, 422: ErrorB
 /** Sending (`/api/sms/…`, spec 4.1) and reading (`/api/v1/sms…`, spec 4.3, 4.4). */
 const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
-  const sendDeps = (log: FastifyBaseLogger) => ({ db: app.db, dispatchQueue: app.dispatchQueue, config: app.config, log });
+  const sendDeps = (log: FastifyBaseLogger) => ({ db: app.db, sql: app.sql, dispatchQueue: app.dispatchQueue, config: app.config, log });
 
   app.post(
     '/api/sms/send',

@@ -1,0 +1,92 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { markStreamSeen, type AuthenticatedDevice } from '@smsgw/db';
+
+/**
+ * A device's event stream, for both protocols: server-sent events that carry the device's
+ * wake-ups, a keepalive comment in between, and the device's availability (docs/devices.md,
+ * "Availability"): the stream marks the device seen when it opens, on every keepalive and when
+ * it closes. A device may hold several streams at once (the SMS Gate app sometimes opens a second
+ * without closing the first); each gets every event, and none is closed for another.
+ */
+export interface StreamOptions {
+  /** Frames written right after the stream opens. */
+  greeting: string[];
+  /** The frame of one wake-up. */
+  wakeup: string;
+  /** Wake-ups closer together than this are coalesced into one, sent when the interval has passed. */
+  minWakeupIntervalMs: number;
+  keepaliveMs: number;
+  keepalive: string;
+}
+
+/** Streams one device may hold on one API process; beyond that the device is answered 429. */
+export const MAX_STREAMS_PER_DEVICE = 10;
+
+export class EventStreams {
+  private readonly open = new Set<() => void>();
+  private readonly perDevice = new Map<string, number>();
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  /** Whether the device may open another stream here. */
+  hasRoom(deviceId: string): boolean {
+    return (this.perDevice.get(deviceId) ?? 0) < MAX_STREAMS_PER_DEVICE;
+  }
+
+  serve(request: FastifyRequest, reply: FastifyReply, device: AuthenticatedDevice, options: StreamOptions): void {
+    const { app } = this;
+    const seen = () =>
+      markStreamSeen(app.sql, device.id, new Date()).catch((error: unknown) => request.log.warn({ err: error }, 'mark stream seen failed'));
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    void seen();
+    for (const frame of options.greeting) res.write(frame);
+
+    let lastWakeup = 0;
+    let delayed: NodeJS.Timeout | undefined;
+    const wakeup = () => {
+      const wait = lastWakeup + options.minWakeupIntervalMs - Date.now();
+      if (wait > 0) {
+        delayed ??= setTimeout(() => {
+          delayed = undefined;
+          wakeup();
+        }, wait);
+        return;
+      }
+      lastWakeup = Date.now();
+      res.write(options.wakeup);
+    };
+    wakeup();
+    const stopListening = app.wakeups.listen(device.id, wakeup);
+    const keepalive = setInterval(() => {
+      res.write(options.keepalive);
+      void seen();
+    }, options.keepaliveMs);
+    this.perDevice.set(device.id, (this.perDevice.get(device.id) ?? 0) + 1);
+
+    const close = () => {
+      if (!this.open.delete(close)) return;
+      const left = (this.perDevice.get(device.id) ?? 1) - 1;
+      if (left > 0) this.perDevice.set(device.id, left);
+      else this.perDevice.delete(device.id);
+      clearInterval(keepalive);
+      clearTimeout(delayed);
+      stopListening();
+      void seen();
+      res.end();
+    };
+    this.open.add(close);
+    res.on('close', close);
+  }
+
+  /** Ends every stream (the API is shutting down). */
+  closeAll(): void {
+    for (const close of [...this.open]) close();
+  }
+}

@@ -1,0 +1,45 @@
+import type { Sql } from './sql.ts';
+import { TRANSITIONED_SELECT, toTransitioned, webhookEventsCte, type Transitioned } from './webhook-deliveries.ts';
+
+/**
+ * Incoming SMS (real-devices.md §3, §4), from either device protocol: stored once per device and
+ * dedup key, with the `message.received` webhook events written by the same statement (none for a
+ * repeat, which inserts nothing).
+ */
+export interface InboundSms {
+  id: string;
+  from: string;
+  to: string | null;
+  body: string;
+  simNumber: number | null;
+  receivedAt: Date;
+  /** What identifies a repeat of this SMS from the same device; null stores it every time. */
+  dedupKey: string | null;
+}
+
+/** Stores the SMS; `moved` are the ids stored now (repeats are left out), with their webhook deliveries. */
+export async function storeInbound(
+  sql: Sql,
+  options: { userId: string; deviceId: string; messages: InboundSms[]; now: Date },
+): Promise<Transitioned> {
+  const { messages } = options;
+  if (messages.length === 0) return { moved: [], deliveries: [] };
+  const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[])
+         AS t(id, from_number, to_number, body, sim_number, received_at, dedup_key)
+     ), moved AS (
+       INSERT INTO received_messages AS r (id, user_id, device_id, from_number, to_number, body, sim_number, received_at, created_at, dedup_key)
+       SELECT id, $8, $9, from_number, to_number, body, sim_number, received_at, $10, dedup_key FROM input
+       ON CONFLICT (device_id, dedup_key) DO NOTHING
+       RETURNING r.id, r.user_id, r.created_at AS at, to_jsonb(r) AS snapshot
+     ), ${webhookEventsCte('$11')}
+     ${TRANSITIONED_SELECT}`,
+    [
+      messages.map((m) => m.id), messages.map((m) => m.from), messages.map((m) => m.to), messages.map((m) => m.body),
+      messages.map((m) => m.simNumber), messages.map((m) => m.receivedAt), messages.map((m) => m.dedupKey),
+      options.userId, options.deviceId, options.now, ['message.received'],
+    ],
+  );
+  return toTransitioned(rows);
+}

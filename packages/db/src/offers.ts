@@ -1,0 +1,67 @@
+import type { Sql } from './sql.ts';
+
+/**
+ * Offering a device its messages (docs/devices.md, "Delivery"): both protocols hand out messages
+ * this way. An offer changes nothing but `offered_at`; the message stays `assigned` and is offered
+ * again on every claim or pull until the device reports anything about it, so an answer lost on
+ * the way loses nothing. Once offered it never moves to another device.
+ */
+export interface OfferedMessage {
+  id: string;
+  to: string;
+  body: string;
+  createdAt: Date;
+  /** The first offer; the message's lease counts from it. */
+  offeredAt: Date;
+}
+
+/**
+ * `oldest`/`newest`: by creation (the SMS Gate app's `fifo`/`lifo`); `fresh-first`: messages never
+ * offered before those offered already, oldest first, so that a device that claims in a loop
+ * reaches new messages while its reports of earlier ones are still on their way.
+ */
+export type OfferOrder = 'oldest' | 'newest' | 'fresh-first';
+
+const ORDER_BY: Record<OfferOrder, string> = {
+  oldest: 'created_at, id',
+  newest: 'created_at DESC, id DESC',
+  'fresh-first': '(offered_at IS NOT NULL), created_at, id',
+};
+
+/**
+ * Up to `limit` of the device's assigned messages, marked as offered. Rows are locked while they
+ * are read (SKIP LOCKED: a row being released by the sweep or moved by a report is not offered),
+ * so a message returned here was the device's at that moment and now counts as offered, which
+ * keeps the assignment lease from handing it to another device. A disabled or deleted device is
+ * offered nothing.
+ */
+export async function offerMessages(
+  sql: Sql,
+  options: { deviceId: string; limit: number; order: OfferOrder; now: Date },
+): Promise<OfferedMessage[]> {
+  const { deviceId, limit, order, now } = options;
+  const { rows } = await sql.query<{ id: string; to_number: string; body: string; created_at: Date; offered_at: Date | null }>(
+    `WITH picked AS (
+       SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at FROM messages m
+       WHERE m.device_id = $1 AND m.state = 'assigned'
+         AND EXISTS (SELECT 1 FROM devices d WHERE d.id = $1 AND d.enabled AND d.deleted_at IS NULL)
+       ORDER BY ${ORDER_BY[order]}
+       LIMIT $2
+       FOR UPDATE OF m SKIP LOCKED
+     ), marked AS (
+       UPDATE messages m SET offered_at = $3 FROM picked WHERE m.id = picked.id AND picked.offered_at IS NULL
+     )
+     SELECT id, to_number, body, created_at, offered_at FROM picked ORDER BY ${ORDER_BY[order]}`,
+    [deviceId, limit, now],
+  );
+  return rows.map((r) => ({ id: r.id, to: r.to_number, body: r.body, createdAt: r.created_at, offeredAt: r.offered_at ?? now }));
+}
+
+/** Whether the device has assigned messages it was never offered (more than one pull could take). */
+export async function hasFreshOffers(sql: Sql, deviceId: string): Promise<boolean> {
+  const { rows } = await sql.query<{ more: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NULL) AS more`,
+    [deviceId],
+  );
+  return rows[0]?.more === true;
+}
