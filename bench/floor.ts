@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'bullmq';
 import { newId, segmentInfo } from '@smsgw/core';
-import { applyReports, assignMessages, claimMessages, createDb, createDevice, createSql, createUser, insertMessages } from '@smsgw/db';
+import { applyReports, assignMessages, offerMessages, createDb, createDevice, createSql, createUser, insertMessages } from '@smsgw/db';
 import { recreateDatabase } from '@smsgw/db/testing';
 import { JOBS, createWorkerConnection, deletePrefix, enqueueDispatch, createDispatchQueue, createProducerConnection } from '@smsgw/queue';
 import { serviceCpu } from './cpu.ts';
@@ -65,7 +65,7 @@ const postgres = await measure('Postgres: insert, assign, claim, sent, delivered
   await Promise.all(
     devices.map(async (deviceId) => {
       for (;;) {
-        const claimed = await claimMessages(sql, { deviceId, limit: BATCH, now: new Date() });
+        const claimed = await offerMessages(sql, { deviceId, limit: BATCH, order: 'fresh-first', now: new Date() });
         if (claimed.length === 0) return;
         for (const status of ['sent', 'delivered'] as const) {
           await applyReports(sql, { deviceId, status, now: new Date(), reports: claimed.map((m) => ({ id: m.id, at: new Date(), error: null })) });

@@ -26,12 +26,16 @@ async function startDispatcher(env: Record<string, string> = {}): Promise<Dispat
   return dispatcher;
 }
 
-/** A user with an API key and `n` available devices, each with its token, in the round-robin order (by id). */
+/**
+ * A user with an API key and `n` available devices (each has just made a request), each with its
+ * token, in the round-robin order (by id).
+ */
 async function userWithDevices(n: number) {
   const { user, apiKey } = await createTestUser(api.db, { devices: 0 });
   const devices: { id: string; token: string }[] = [];
   for (let i = 0; i < n; i++) {
     const { device, token } = await createDevice(api.db, { userId: user.id, name: `phone-${i}` });
+    await api.db.device.update({ where: { id: device.id }, data: { lastSeenAt: new Date() } });
     devices.push({ id: device.id, token });
   }
   devices.sort((a, b) => (a.id < b.id ? -1 : 1));

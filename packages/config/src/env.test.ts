@@ -22,7 +22,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'info',
       MONTHLY_QUOTA_DEFAULT: 10000,
       MAX_RECIPIENTS: 10000,
-      DEVICE_AVAILABLE_SECONDS: 900,
+      DEVICE_AVAILABLE_SECONDS: 1200,
       HOST: '127.0.0.1',
       PORT: 3000,
       JWT_SECRET,
@@ -54,7 +54,7 @@ describe('loadConfig', () => {
   });
 
   it('ignores variables that are not in the schema', () => {
-    expect(loadConfig(CliConfigSchema, { JWT_SECRET, PORT: 'nonsense', HOME: '/root' })).not.toHaveProperty('PORT');
+    expect(loadConfig(CliConfigSchema, { JWT_SECRET, JWT_TTL_SECONDS: 'nonsense', HOME: '/root' })).not.toHaveProperty('JWT_TTL_SECONDS');
   });
 
   it.each(['abc', '70000', '-1', '80.5', '3000abc', 'true', '0x50'])('refuses PORT=%j with an error that names PORT', (port) => {

@@ -12,10 +12,16 @@ export function parseDeviceDate(text: unknown, fallback: Date): Date {
   if (!match) return fallback;
   const [, day, time, offset] = match;
   // No offset is local time of an unknown zone: the arrival time is closer to the truth.
-  if (!offset) return fallback;
+  if (!offset || !isCalendarDay(day!)) return fallback;
   const zone = offset.toUpperCase() === 'Z' ? 'Z' : offset.length === 3 ? `${offset}:00` : `${offset.slice(0, 3)}:${offset.slice(-2)}`;
   // Fractions beyond milliseconds are cut: Date parses at most three digits reliably.
   const clock = time!.replace(',', '.').replace(/(\.\d{3})\d+$/, '$1');
   const ms = Date.parse(`${day}T${clock}${zone}`);
   return Number.isNaN(ms) ? fallback : new Date(ms);
+}
+
+/** `Date.parse` rolls 2026-02-31 over into March: refuse what is not a day of the calendar. */
+function isCalendarDay(day: string): boolean {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  return month >= 1 && month <= 12 && date >= 1 && date <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }

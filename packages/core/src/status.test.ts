@@ -15,6 +15,8 @@ const ALLOWED = new Set([
   'pending->assigned',
   'pending->failed',
   'assigned->sending',
+  'assigned->sent',
+  'assigned->delivered',
   'assigned->pending',
   'assigned->failed',
   'sending->sent',
@@ -54,8 +56,8 @@ describe('status machine', () => {
     ['pending', ['assigned']],
     ['assigned', ['pending']],
     ['sending', ['assigned']],
-    ['sent', ['sending']],
-    ['delivered', ['sending', 'sent']],
+    ['sent', ['assigned', 'sending']],
+    ['delivered', ['assigned', 'sending', 'sent']],
     ['failed', ['pending', 'assigned', 'sending', 'sent']],
   ] as const)('gives the expected states of a compare-and-set to %s', (to, from) => {
     expect(statesLeadingTo(to)).toEqual(from);

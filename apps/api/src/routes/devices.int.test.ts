@@ -16,20 +16,23 @@ const TOKEN = /^smsgw_dt_[A-Za-z0-9_-]{43}$/;
 const NOT_FOUND = { error: 'not_found', message: 'Device not found' };
 const UNAUTHORIZED = { error: 'unauthorized', message: 'Authentication required' };
 
-/** A user without devices, who registers one through the API. */
+/** A user without devices, who registers one through the API; the device then makes a request (so it is available). */
 async function userWithRegisteredDevice(name = 'Pixel 8') {
   const user = await createTestUser(api.db, { devices: 0 });
   const res = await call(api.app, user.apiKey, 'POST', '/api/v1/devices', { name });
   expect(res.statusCode).toBe(201);
-  return { ...user, device: res.json() as { id: string; token: string; [field: string]: unknown } };
+  const { token } = res.json() as { token: string };
+  const heartbeat = await api.app.inject({ method: 'POST', url: '/api/v1/device/heartbeat', headers: { authorization: `Bearer ${token}` } });
+  expect(heartbeat.statusCode).toBe(200);
+  const record = (await call(api.app, user.apiKey, 'GET', `/api/v1/devices/${res.json().id}`)).json();
+  return { ...user, device: { ...record, token } as { id: string; token: string; [field: string]: unknown } };
 }
 
 const secondsAgo = (seconds: number) => new Date(Date.now() - seconds * 1000);
 
 describe('POST /api/v1/devices', () => {
-  it('registers a device: 201, the token shown once with the smsgw_dt_ prefix, available at once', async () => {
+  it('registers a native device: 201, the token shown once with the smsgw_dt_ prefix, available only once it connects', async () => {
     const { apiKey, user } = await createTestUser(api.db, { devices: 0 });
-    const before = Date.now();
     const res = await call(api.app, apiKey, 'POST', '/api/v1/devices', { name: 'Pixel 8' });
 
     expect(res.statusCode).toBe(201);
@@ -38,13 +41,23 @@ describe('POST /api/v1/devices', () => {
       id: expect.any(String),
       name: 'Pixel 8',
       enabled: true,
-      available: true,
-      last_seen_at: expect.stringMatching(ISO_MS),
+      protocol: 'native',
+      available: false,
+      connection: null,
+      last_seen_at: null,
+      app_version: null,
+      sim_cards: null,
+      warnings: [],
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),
       token: expect.stringMatching(TOKEN),
     });
-    expect(Date.parse(created.last_seen_at)).toBeGreaterThanOrEqual(before);
+
+    const before = Date.now();
+    await api.app.inject({ method: 'POST', url: '/api/v1/device/heartbeat', headers: { authorization: `Bearer ${created.token}` } });
+    const seen = (await call(api.app, apiKey, 'GET', `/api/v1/devices/${created.id}`)).json();
+    expect(seen).toMatchObject({ available: true, connection: 'requests', last_seen_at: expect.stringMatching(ISO_MS) });
+    expect(Date.parse(seen.last_seen_at)).toBeGreaterThanOrEqual(before - 1000);
 
     const row = await api.db.device.findUniqueOrThrow({ where: { id: created.id } });
     expect(row.userId).toBe(user.id);

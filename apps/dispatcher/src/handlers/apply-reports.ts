@@ -9,9 +9,10 @@ export interface AppliedReports {
 }
 
 /**
- * Applies a device's batch of reports, in lifecycle order so that `sent` and `delivered` of one
- * message in one batch both apply: one compare-and-set statement per step. A `delivered` report
- * of a message still `sending` (its `sent` report is late or lost) also emits `message.sent`.
+ * Applies a device's batch of reports, in lifecycle order so that the acknowledgement (`sending`),
+ * `sent` and `delivered` of one message in one batch all apply: one compare-and-set statement per
+ * step. A `delivered` report of a message not yet `sent` (its `sent` report is late or lost) also
+ * emits `message.sent`.
  */
 export async function applyDeviceReports(sql: Sql, payload: JobPayload<'device.reports'>): Promise<AppliedReports> {
   const receivedAt = new Date(payload.receivedAt);
@@ -21,8 +22,9 @@ export async function applyDeviceReports(sql: Sql, payload: JobPayload<'device.r
       .filter((r) => r.status === status)
       .map((r) => ({ id: r.id, at: r.at ? new Date(r.at) : receivedAt, error: r.error ?? null }));
   const steps = [
+    { status: 'sending' as const },
     { status: 'sent' as const },
-    { status: 'delivered' as const, from: ['sending' as const], events: ['message.sent' as const, 'message.delivered' as const] },
+    { status: 'delivered' as const, from: ['assigned' as const, 'sending' as const], events: ['message.sent' as const, 'message.delivered' as const] },
     { status: 'delivered' as const, from: ['sent' as const] },
     { status: 'failed' as const },
   ];

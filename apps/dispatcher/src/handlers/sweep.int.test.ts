@@ -3,7 +3,8 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeviceSimConfigSchema, DispatcherConfigSchema, loadConfig, type DispatcherConfig } from '@smsgw/config';
 import { generateWebhookSecret, newId } from '@smsgw/core';
-import { applyReports, assignMessages, claimMessages } from '@smsgw/db';
+import { applyReports, assignMessages, offerMessages } from '@smsgw/db';
+import { wakeupChannel } from '@smsgw/queue';
 import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import { startDeviceSim } from '@smsgw/device-sim';
 import { startTestDispatcher } from '../testing/test-dispatcher.ts';
@@ -25,7 +26,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-/** The dispatcher settings of decisions.md ("Leases"): 60 s, 3 assignments, 10 minutes, 24 hours; outbox after 30 s. */
+/** The default dispatcher settings (docs/devices.md, "Delivery"): 60 s, 3 assignments, an hour + 5 minutes of skew, 24 hours; outbox after 30 s. */
 function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
   return loadConfig(DispatcherConfigSchema, {
     DATABASE_URL: api.config.DATABASE_URL,
@@ -38,7 +39,7 @@ function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
 
 /** One sweep as the dispatcher runs it, at `secondsFromNow` in the future (so no lease has to be waited for). */
 function sweepAt(secondsFromNow: number, config = dispatcherConfig()) {
-  return sweep({ sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config, log }, new Date(Date.now() + secondsFromNow * 1000));
+  return sweep({ sql: api.sql, redis: api.app.redis, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config, log }, new Date(Date.now() + secondsFromNow * 1000));
 }
 
 /** Sends one message through the API; with `dropJob` its dispatch job is removed (no dispatcher runs then). */
@@ -66,6 +67,16 @@ async function events(id: string): Promise<{ state: string; detail: string | nul
   return rows.map((r) => ({ state: r.state, detail: r.detail }));
 }
 
+/** Offers the device its messages, as a claim or a pull does; returns their ids. */
+async function offer(deviceId: string): Promise<string[]> {
+  return (await offerMessages(api.sql, { deviceId, limit: 10, order: 'oldest', now: new Date() })).map((m) => m.id);
+}
+
+async function acknowledge(deviceId: string, id: string): Promise<void> {
+  const now = new Date();
+  expect((await applyReports(api.sql, { deviceId, status: 'sending', reports: [{ id, at: now, error: null }], now })).moved).toEqual([id]);
+}
+
 async function jobData(id: string): Promise<unknown> {
   return (await api.queue.getJob(id))?.data;
 }
@@ -86,7 +97,7 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
     const row = await message(id);
     expect([row.state, row.assignments, row.error]).toEqual(['pending', 1, null]);
     expect(await jobData(id)).toEqual({ messageId: id });
-    expect((await events(id)).at(-1)).toEqual({ state: 'pending', detail: 'Not claimed by the device in time; assigned again.' });
+    expect((await events(id)).at(-1)).toEqual({ state: 'pending', detail: 'Not taken by the device in time; assigned again.' });
   });
 
   it('moves it to the other device each time (dispatcher running), then fails it after MAX_ASSIGNMENTS with an error saying so', async () => {
@@ -127,10 +138,10 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
     const left = await waitAssigned(await sendOne(apiKey));
     const other = await waitAssigned(await sendOne(apiKey));
     expect(other.deviceId).not.toBe(left.deviceId);
-    const claimed = await claimMessages(api.sql, { deviceId: other.deviceId!, limit: 10, now: new Date() });
-    expect(claimed.map((m) => m.id)).toEqual([other.id]);
+    const claimed = await offer(other.deviceId!);
+    expect(claimed).toEqual([other.id]);
 
-    // Only the unclaimed message is released; the next slot (2) is the device it was on.
+    // Only the message never offered is released; the next slot (2) is the device it was on.
     await sweepAt(61);
 
     await vi.waitFor(async () => expect(await message(left.id)).toMatchObject({ state: 'assigned', assignments: 2 }), { timeout: 15_000 });
@@ -167,18 +178,37 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
   });
 });
 
-describe('the sending lease (SENDING_LEASE_SECONDS)', () => {
-  it('fails a claimed message with no report in time ("did not report") and never enqueues it again', async () => {
+describe('an offered message stays with its device', () => {
+  it('is never handed back to round-robin by the assignment lease, however many leases pass', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, devices[0]!.id);
+    expect(await offer(devices[0]!.id)).toEqual([id]);
+
+    for (const seconds of [61, 600, 3000]) await sweepAt(seconds);
+
+    const row = await message(id);
+    expect([row.state, row.deviceId, row.assignments, row.error]).toEqual(['assigned', devices[0]!.id, 1, null]);
+    expect(await jobData(id)).toBeUndefined();
+    // It is offered to that device again.
+    expect(await offer(devices[0]!.id)).toEqual([id]);
+    expect(await offer(devices[1]!.id)).toEqual([]);
+  });
+});
+
+describe('the sending lease (SENDING_LEASE_SECONDS from the first offer, plus DEVICE_CLOCK_SKEW_SECONDS)', () => {
+  it('fails an acknowledged message with no result in time ("did not report") and never enqueues it again', async () => {
     const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const device = devices[0]!;
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, device.id);
-    expect((await claimMessages(api.sql, { deviceId: device.id, limit: 10, now: new Date() })).map((m) => m.id)).toEqual([id]);
+    expect(await offer(device.id)).toEqual([id]);
+    await acknowledge(device.id, id);
 
-    await sweepAt(599);
+    await sweepAt(3600 + 299);
     expect((await message(id)).state).toBe('sending');
 
-    const result = await sweepAt(601);
+    const result = await sweepAt(3600 + 301);
 
     expect(result.sendingFailed).toBeGreaterThanOrEqual(1);
     const row = await message(id);
@@ -187,9 +217,80 @@ describe('the sending lease (SENDING_LEASE_SECONDS)', () => {
     expect(row.error).toContain('not sent again');
     expect(await jobData(id)).toBeUndefined();
     // Later sweeps (leases, outbox) leave it as it is.
-    await sweepAt(3600);
+    await sweepAt(6 * 3600);
     expect(await jobData(id)).toBeUndefined();
     expect(await message(id)).toEqual(row);
+  });
+
+  it('fails an offered message never acknowledged ("did not acknowledge") at the same moment, and gives it to no other device', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
+    const device = devices[0]!;
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, device.id);
+    expect(await offer(device.id)).toEqual([id]);
+
+    await sweepAt(3600 + 299);
+    expect((await message(id)).state).toBe('assigned');
+    const result = await sweepAt(3600 + 301);
+
+    expect(result.unacknowledgedFailed).toBeGreaterThanOrEqual(1);
+    const row = await message(id);
+    expect([row.state, row.deviceId, row.assignments]).toEqual(['failed', device.id, 1]);
+    expect(row.error).toContain('did not acknowledge');
+    expect((await events(id)).map((e) => e.state)).toEqual(['assigned', 'failed']);
+  });
+
+  it('counts from the time to live when that comes first (validUntil = the earlier of the two)', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    const config = dispatcherConfig({ MESSAGE_TTL_SECONDS: '600', DEVICE_CLOCK_SKEW_SECONDS: '60' });
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, device.id);
+    expect(await offer(device.id)).toEqual([id]);
+
+    await sweepAt(600 + 59, config);
+    expect((await message(id)).state).toBe('assigned');
+    await sweepAt(600 + 61, config);
+    expect((await message(id)).state).toBe('failed');
+  });
+
+  it('leaves a message the device reported sent alone', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, device.id);
+    expect(await offer(device.id)).toEqual([id]);
+    const now = new Date();
+    await applyReports(api.sql, { deviceId: device.id, status: 'sent', reports: [{ id, at: now, error: null }], now });
+
+    await sweepAt(3 * 86_400);
+
+    expect((await message(id)).state).toBe('sent');
+  });
+});
+
+describe('waking a device again', () => {
+  it('wakes a device whose offers wait unacknowledged for more than 30 s, at most once a minute', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, device.id);
+    expect(await offer(device.id)).toEqual([id]);
+
+    const subscriber = api.app.redis.duplicate({ enableOfflineQueue: true });
+    const woken: string[] = [];
+    subscriber.on('message', (_channel: string, deviceId: string) => woken.push(deviceId));
+    await subscriber.subscribe(wakeupChannel(api.config.QUEUE_PREFIX));
+    try {
+      await sweepAt(20);
+      const first = await sweepAt(31);
+      const second = await sweepAt(40);
+      expect(first.devicesWokenAgain).toBeGreaterThanOrEqual(1);
+      await vi.waitFor(() => expect(woken.filter((d) => d === device.id)).toHaveLength(1));
+      expect(second.devicesWokenAgain).toBe(0);
+    } finally {
+      subscriber.disconnect();
+    }
   });
 });
 
@@ -210,7 +311,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     expect((await events(id)).map((e) => e.state)).toEqual(['failed']);
   });
 
-  it('fails an assigned message older than the TTL as expired, without first handing it back to round-robin', async () => {
+  it('fails an assigned message never offered, older than the TTL, as expired, without first handing it back to round-robin', async () => {
     const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, devices[0]!.id);
@@ -239,7 +340,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     const sentId = await sendOne(apiKey, { dropJob: true });
     const deliveredId = await sendOne(apiKey, { dropJob: true });
     for (const id of [sentId, deliveredId]) await assign(id, device.id);
-    await claimMessages(api.sql, { deviceId: device.id, limit: 10, now: new Date() });
+    await offer(device.id);
     const now = new Date();
     expect((await applyReports(api.sql, { deviceId: device.id, status: 'sent', reports: [{ id: sentId, at: now, error: null }], now })).moved).toEqual([sentId]);
     expect((await applyReports(api.sql, { deviceId: device.id, status: 'delivered', reports: [{ id: deliveredId, at: now, error: null }], now })).moved).toEqual([deliveredId]);
@@ -276,7 +377,7 @@ describe('the outbox (OUTBOX_AGE_SECONDS)', () => {
 
     await vi.waitFor(async () => expect((await message(id)).state).toBe('delivered'), { timeout: 15_000 });
     expect(sim.sent).toEqual([id]);
-    expect((await events(id)).map((e) => e.state)).toEqual(['assigned', 'sending', 'sent', 'delivered']);
+    expect((await events(id)).map((e) => e.state)).toEqual(['assigned', 'sent', 'delivered']);
   });
 
   it('adds no second job for a pending message whose job is still there', async () => {
@@ -320,7 +421,7 @@ describe('retention', () => {
     const recent = await delivery('succeeded', 6);
 
     const result = await sweep(
-      { sql: api.sql, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config: dispatcherConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '7' }), log },
+      { sql: api.sql, redis: api.app.redis, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config: dispatcherConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '7' }), log },
       new Date(now),
     );
 

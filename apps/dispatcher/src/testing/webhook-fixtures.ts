@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { generateWebhookSecret, newId, type Resolver } from '@smsgw/core';
-import { assignMessages, claimMessages } from '@smsgw/db';
+import { applyReports, assignMessages, offerMessages } from '@smsgw/db';
 import { send, startTestApi, uniquePhone, type TestApi, type TestUser } from '@smsgw/api/testing';
 import { startTestDispatcher } from './test-dispatcher.ts';
 
@@ -162,7 +162,10 @@ export async function sendingMessages(api: TestApi, user: TestUser, count = 1): 
   const deviceId = user.devices[0]!.id;
   const now = new Date();
   expect(await assignMessages(api.sql, { assignments: ids.map((id) => ({ id, deviceId })), now })).toHaveLength(count);
-  expect(await claimMessages(api.sql, { deviceId, limit: 500, now })).toHaveLength(count);
+  const offered = await offerMessages(api.sql, { deviceId, limit: 500, order: 'oldest', now });
+  expect(offered).toHaveLength(count);
+  const acknowledged = await applyReports(api.sql, { deviceId, status: 'sending', now, reports: ids.map((id) => ({ id, at: now, error: null })) });
+  expect(acknowledged.moved).toHaveLength(count);
   return ids;
 }
 

@@ -256,7 +256,7 @@ describe('the webhook outbox', () => {
       DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, LOG_LEVEL: 'silent',
     });
     const sweepAt = (seconds: number) =>
-      sweep({ sql: api.sql, dispatchQueue: api.queue, webhooksQueue: queue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config, log }, new Date(Date.now() + seconds * 1000));
+      sweep({ sql: api.sql, redis: api.app.redis, dispatchQueue: api.queue, webhooksQueue: queue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config, log }, new Date(Date.now() + seconds * 1000));
     expect((await sweepAt(config.OUTBOX_AGE_SECONDS - 5)).webhooksEnqueued).toBe(0);
     expect(await queue.getJob(deliveryId)).toBeUndefined();
     // Other tests leave pending deliveries too: at least this one.

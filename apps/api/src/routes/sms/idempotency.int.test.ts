@@ -93,14 +93,16 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
     expect(await api.db.message.count({ where: { userId: user.id } })).toBe(0);
   });
 
-  it('does not burn the key on a refusal: after 503 no_devices and adding a device, the same key and body succeed', async () => {
+  it('does not burn the key on a refusal: after 503 no_devices and a device connecting, the same key and body succeed', async () => {
     const { apiKey, user } = await createTestUser(api.db, { devices: 0 });
     const key = newKey();
     const payload = { recipients: [phone()], body: 'retry me' };
 
     const refused = await send(api.app, apiKey, payload, withKey(key));
     expect(refused.statusCode).toBe(503);
-    await createDevice(api.db, { userId: user.id, name: 'late phone' });
+    const { token } = await createDevice(api.db, { userId: user.id, name: 'late phone' });
+    const heartbeat = await api.app.inject({ method: 'POST', url: '/api/v1/device/heartbeat', headers: { authorization: `Bearer ${token}` } });
+    expect(heartbeat.statusCode).toBe(200);
 
     const retried = await send(api.app, apiKey, payload, withKey(key));
 
