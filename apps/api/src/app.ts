@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { ApiConfig } from '@smsgw/config';
+import { trustProxy, type ApiConfig } from '@smsgw/config';
 import type { Resolver } from '@smsgw/core';
 import { auth } from './plugins/auth.ts';
 import { docs } from './plugins/docs.ts';
@@ -12,6 +12,7 @@ import { validatorCompiler } from './plugins/validation.ts';
 import { deviceAuth } from './plugins/device-auth.ts';
 import { wakeups } from './plugins/wakeups.ts';
 import deviceProtocolRoutes from './routes/device/index.ts';
+import mobileRoutes from './routes/mobile/index.ts';
 import contactRoutes from './routes/contacts.ts';
 import groupRoutes from './routes/groups.ts';
 import templateRoutes from './routes/templates.ts';
@@ -22,6 +23,8 @@ import deviceRoutes from './routes/devices.ts';
 import health from './routes/health.ts';
 import quotaRoutes from './routes/quota.ts';
 import smsRoutes from './routes/sms/index.ts';
+import receivedRoutes from './routes/sms/received.ts';
+import devicePairingRoutes from './routes/device-pairings.ts';
 
 export interface BuildAppOptions {
   config: ApiConfig;
@@ -47,6 +50,9 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
     },
     bodyLimit: bodyLimit(config),
     return503OnClosing: true,
+    trustProxy: trustProxy(config),
+    // The SMS Gate app joins its base URL and paths with a slash: a base typed with a trailing slash gives `//`.
+    routerOptions: { ignoreDuplicateSlashes: true },
   })
     .setValidatorCompiler(validatorCompiler)
     .withTypeProvider<TypeBoxTypeProvider>();
@@ -70,7 +76,10 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(templateRoutes);
   await app.register(webhookRoutes);
   await app.register(smsRoutes);
+  await app.register(receivedRoutes);
+  await app.register(devicePairingRoutes);
   await app.register(deviceProtocolRoutes);
+  await app.register(mobileRoutes);
 
   await app.ready();
   return app;

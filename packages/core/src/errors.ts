@@ -49,6 +49,8 @@ export const ERRORS = {
   rate_limited: { status: 429, message: 'Too many requests, slow down.' },
   /** An unexpected failure; details are logged, never sent. */
   internal_error: { status: 500, message: 'Internal server error' },
+  /** An endpoint of a device protocol that smsgw does not offer (the SMS Gate app's user account calls). */
+  not_implemented: { status: 501, message: 'Not implemented.' },
   /** A dependency (Postgres, Redis) cannot take the request now; retrying later is safe. */
   service_unavailable: { status: 503, message: 'The service cannot take this request right now; retry later.' },
   /** No device of the user is available to send. */

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { publicUrl } from '@smsgw/config';
+import { AppError } from '@smsgw/core';
+import { phoneSecrets } from '@smsgw/db';
+import type { MobileContext } from './index.ts';
+import { phoneAuthentication } from './phone-auth.ts';
+import { PhoneWebhook, phoneErrors, Settings } from './wire.ts';
+
+const tags = ['sms-gate'];
+
+/** Every frame carries a `data:` line: OkHttp drops a frame without one (real-devices.md §2b.3). */
+const frame = (event: string) => `event: ${event}\ndata: null\n\n`;
+
+/** The app's keepalive reading: at most 15 s between frames (its own server's period). */
+const MAX_KEEPALIVE_SECONDS = 15;
+
+/**
+ * What keeps the phone informed: its event stream of wake-ups, and the settings and webhooks it
+ * fetches at start, daily and when the stream says they changed.
+ */
+const configurationRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { streams }) => {
+  const { config } = app;
+
+  app.get(
+    '/events',
+    {
+      // The stream's User-Agent is OkHttp's: the app version is recorded from REST calls only.
+      onRequest: phoneAuthentication(app, { recordVersion: false }),
+      schema: {
+        tags,
+        summary: 'Server-sent events: `MessageEnqueued` makes the phone pull (at most one a second), `SettingsUpdated` and `WebhooksUpdated` on connect',
+        produces: ['text/event-stream'],
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...phoneErrors },
+      },
+    },
+    (request, reply) => {
+      if (!streams.hasRoom(request.device.id)) throw new AppError('rate_limited', 'Too many event streams open for this device.');
+      // Settings and webhooks again on every connect: the app may have skipped its first fetch while registering.
+      streams.serve(request, reply, request.device, {
+        greeting: [frame('SettingsUpdated'), frame('WebhooksUpdated')],
+        wakeup: frame('MessageEnqueued'),
+        minWakeupIntervalMs: 1000,
+        keepalive: ': keepalive\n\n',
+        keepaliveMs: Math.min(config.DEVICE_HEARTBEAT_SECONDS, MAX_KEEPALIVE_SECONDS) * 1000,
+      });
+    },
+  );
+
+  const authenticate = phoneAuthentication(app, { recordVersion: true });
+
+  app.get(
+    '/settings',
+    {
+      onRequest: authenticate,
+      schema: { tags, summary: 'The phone’s settings: event stream only, and the key it signs its webhooks with', response: { 200: Settings, ...phoneErrors } },
+    },
+    async (request) => {
+      const { signingKey } = await phoneSecrets(app.sql, request.device.id);
+      return { gateway: { notification_channel: 'SSE_ONLY' as const }, webhooks: { signing_key: signingKey } };
+    },
+  );
+
+  app.get(
+    '/webhooks',
+    {
+      onRequest: authenticate,
+      schema: { tags, summary: 'The phone’s webhooks: incoming SMS to smsgw', response: { 200: Type.Array(PhoneWebhook), ...phoneErrors } },
+    },
+    async (request) => {
+      const { id } = request.device;
+      const { inboundSecret } = await phoneSecrets(app.sql, id);
+      const url = `${publicUrl(config)}/mobile/v1/inbound/${id}/${inboundSecret}`;
+      return [{ id: webhookId(id, 'sms:received'), url, event: 'sms:received' as const }];
+    },
+  );
+};
+
+/** Stable across calls: each new id shows the owner a notification (real-devices.md §2b.10). */
+function webhookId(deviceId: string, event: string): string {
+  return `smsgw-${createHash('sha256').update(`${deviceId}/${event}`).digest('base64url').slice(0, 24)}`;
+}
+
+export default configurationRoutes;

@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '@smsgw/core';
+import { authenticateDevice, markDeviceSeen, PAIRING_TOKEN_PREFIX } from '@smsgw/db';
+
+/**
+ * Authentication of the SMS Gate app: its device token as `Authorization: Bearer` on every call
+ * but registration, which carries a pairing secret. An unknown, revoked or native device's token
+ * gets 401: it is the only answer that makes the app register again (real-devices.md §2b.1).
+ */
+
+const APP_AGENT = /^me\.capcom\.smsgateway\/([0-9A-Za-z.+_-]{1,32})(?:\s|$)/;
+
+/** The app version announced by a REST call's User-Agent (`GET /events` carries OkHttp's own). */
+export function appVersionOf(request: FastifyRequest): string | undefined {
+  return APP_AGENT.exec(request.headers['user-agent'] ?? '')?.[1];
+}
+
+/** onRequest hook: sets `request.device` to the token's SMS Gate device, or answers 401. */
+export function phoneAuthentication(app: FastifyInstance, options: { recordVersion: boolean }) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+    const device = token ? await authenticateDevice(app.sql, token) : null;
+    if (!device || device.protocol !== 'sms_gate') throw new AppError('unauthorized');
+    const appVersion = options.recordVersion ? appVersionOf(request) : undefined;
+    await markDeviceSeen(app.sql, device, new Date(), appVersion === undefined ? {} : { appVersion });
+    request.device = device;
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The pairing secret of `POST /device`: an 8-digit code or a `smsgw_pt_` token. */
+    pairingSecret: string;
+  }
+}
+
+/**
+ * onRequest hook of `POST /device`: "Sign in by code" sends `Code <digits>`, "Sign up" sends
+ * `Bearer <private token>` (a pairing token here) or nothing; anything else is 401.
+ */
+export async function pairingSecret(request: FastifyRequest): Promise<void> {
+  const authorization = request.headers.authorization ?? '';
+  const code = /^Code\s+(\d{1,32})\s*$/i.exec(authorization)?.[1];
+  const token = /^Bearer\s+(\S{1,200})\s*$/i.exec(authorization)?.[1];
+  const secret = code ?? (token?.startsWith(PAIRING_TOKEN_PREFIX) ? token : undefined);
+  if (!secret) throw new AppError('unauthorized', 'Register with a pairing code or pairing token of smsgw.');
+  request.pairingSecret = secret;
+}

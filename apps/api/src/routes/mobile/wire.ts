@@ -1,0 +1,102 @@
+import { Type, type Static } from 'typebox';
+import { ErrorBody } from '../../schemas/common.ts';
+
+/**
+ * The SMS Gate app's wire shapes (real-devices.md §2, §2b). The app sends JSON through Gson:
+ * absent keys rather than nulls, and fields a later version adds; so request shapes allow unknown
+ * keys, and what the app reads never carries a null.
+ */
+
+/** Errors every Bearer endpoint can answer; 401 is the only answer that makes the app register again. */
+export const phoneErrors = { 401: ErrorBody, 429: ErrorBody };
+
+export const RegisterBody = Type.Object({
+  name: Type.String({ maxLength: 1000, description: '`<manufacturer>/<product>` of the phone.' }),
+  pushToken: Type.Optional(Type.String({ maxLength: 4096, description: 'Google push token: the phone then never opens the event stream.' })),
+  simCards: Type.Optional(Type.Unknown({ description: 'The SIM cards, as the app redacts them (v1.65+); kept for the device list.' })),
+});
+export type RegisterBody = Static<typeof RegisterBody>;
+
+export const Registered = Type.Object({
+  id: Type.String({ description: 'The device id.' }),
+  token: Type.String({ description: 'The device token, for `Authorization: Bearer`.' }),
+  login: Type.String({ description: 'A label the app shows as the user name.' }),
+});
+
+export const PatchDeviceBody = Type.Object({
+  id: Type.String({ maxLength: 64 }),
+  pushToken: Type.Optional(Type.String({ maxLength: 4096 })),
+  simCards: Type.Optional(Type.Unknown()),
+});
+
+export const ExternalIp = Type.Object({ externalIp: Type.String() });
+
+export const PullQuery = Type.Object({
+  order: Type.Optional(Type.String({ description: '`lifo` (newest first, the default) or `fifo`; anything else is `lifo`.' })),
+});
+
+export const MobileMessage = Type.Object({
+  id: Type.String(),
+  textMessage: Type.Object({ text: Type.String() }),
+  message: Type.String({ description: 'The text again, for app versions before typed messages.' }),
+  phoneNumbers: Type.Array(Type.String(), { minItems: 1, maxItems: 1 }),
+  withDeliveryReport: Type.Boolean(),
+  isEncrypted: Type.Boolean(),
+  validUntil: Type.String({ format: 'date-time', description: 'Send it before this moment or fail it: the same on every pull.' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  state: Type.Literal('Pending'),
+});
+export type MobileMessage = Static<typeof MobileMessage>;
+
+/** Elements beyond this many in one `PATCH /message` refuse the request (the app sends one). */
+export const MAX_SNAPSHOTS = 250;
+
+export const SnapshotsBody = Type.Array(Type.Unknown(), {
+  maxItems: MAX_SNAPSHOTS,
+  description: 'State snapshots, each applied on its own: a malformed one or one of an unknown id is ignored.',
+});
+
+/** One element of `PATCH /message`; anything else about it is read leniently (see messages.ts). */
+export const Snapshot = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  state: Type.String({ maxLength: 32 }),
+  recipients: Type.Optional(Type.Array(Type.Unknown())),
+  states: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+export type Snapshot = Static<typeof Snapshot>;
+
+export const Settings = Type.Object({
+  gateway: Type.Object({ notification_channel: Type.Literal('SSE_ONLY') }),
+  webhooks: Type.Object({ signing_key: Type.String() }),
+});
+
+export const PhoneWebhook = Type.Object({
+  id: Type.String({ maxLength: 36 }),
+  url: Type.String(),
+  event: Type.Literal('sms:received'),
+});
+
+export const InboundParams = Type.Object({
+  deviceId: Type.String({ maxLength: 64 }),
+  secret: Type.String({ maxLength: 128 }),
+});
+
+export const InboundBody = Type.Object({
+  event: Type.String({ maxLength: 64 }),
+  deviceId: Type.String({ maxLength: 64 }),
+  payload: Type.Optional(Type.Unknown()),
+});
+
+/** The payload of `sms:received` (v1.53 and earlier carry no `sender` nor `recipient`). */
+export const ReceivedSmsPayload = Type.Object({
+  messageId: Type.String({ minLength: 1, maxLength: 64 }),
+  message: Type.String({ maxLength: 20_000 }),
+  sender: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  phoneNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  recipient: Type.Optional(Type.String({ maxLength: 128 })),
+  simNumber: Type.Optional(Type.Integer()),
+  receivedAt: Type.Optional(Type.String({ maxLength: 64 })),
+});
+export type ReceivedSmsPayload = Static<typeof ReceivedSmsPayload>;
+
+export const InboundAnswer = Type.Object({ stored: Type.Integer(), duplicates: Type.Integer() });
