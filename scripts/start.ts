@@ -1,15 +1,17 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { ApiConfigSchema, loadConfig } from '@smsgw/config';
+import { ApiConfigSchema, loadConfig, publicUrl } from '@smsgw/config';
 import {
-  createApiKey, createDb, createDevice, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken,
+  createApiKey, createDb, createDevice, createPairing, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken,
 } from '@smsgw/db';
+import { pairingSteps } from '../apps/cli/src/pairing.ts';
 
 /**
  * `pnpm start`: the whole service on one machine, for a first look. Migrates the database, makes
  * sure a demo user with a demo device exists, starts the API, one dispatcher and a simulated phone
- * for the demo device, and prints a fresh demo API key and a curl to try. Each process can also be
- * run alone (README, "Running the processes").
+ * for the demo device, and prints a fresh demo API key, a curl to try, and a pairing with which a
+ * real phone joins the demo user (docs/devices.md). Each process can also be run alone (README,
+ * "Running the processes").
  */
 const env: Record<string, string | undefined> = { ...process.env };
 // A secret for this run only; production sets its own (README, "Configuration").
@@ -28,7 +30,9 @@ const demoDevice = (await listDevices(db, user.id)).find((d) => d.name === 'demo
 const deviceToken = demoDevice
   ? await rotateDeviceToken(db, { userId: user.id, id: demoDevice.id })
   : (await createDevice(db, { userId: user.id, name: 'demo-phone' })).token;
+const pairing = await createPairing(db, { userId: user.id, ttlSeconds: config.PAIRING_TTL_SECONDS });
 await db.$disconnect();
+const mobileUrl = `${publicUrl(config)}/mobile/v1`;
 
 const children: ChildProcess[] = [];
 function run(name: string, extraEnv: Record<string, string> = {}): void {
@@ -83,5 +87,15 @@ Try:
   curl -s ${base}/api/v1/sms -H 'Authorization: Bearer ${key}'
 
 The demo phone (a simulator) sends it and reports it delivered within a second.
+
+Pair a real Android phone with the demo user (docs/devices.md has the details):
+  Code:       ${pairing.code}
+  Token:      ${pairing.token}
+  Mobile URL: ${mobileUrl}
+  Expires:    ${pairing.expiresAt.toISOString()} (a new one: ./pnpmw smsgw pairing create --user ${user.id})
+${pairingSteps({ ...pairing, mobileUrl }).map((step, i) => `  ${i + 1}. ${step}`).join('\n')}
+The phone must reach the mobile URL: set PUBLIC_URL to an https:// address in front of this API
+(HOST=0.0.0.0, or a reverse proxy) for a real deployment.
+
 Stop with Ctrl-C.
 `);

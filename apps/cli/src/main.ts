@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, DatabaseEnv, loadConfig } from '@smsgw/config';
+import { CliConfigSchema, ConfigError, loadConfig } from '@smsgw/config';
 import { createDb, type Db } from '@smsgw/db';
 import { CliError, COMMANDS } from './commands.ts';
 
@@ -10,7 +10,10 @@ function parseCommandLine() {
   try {
     return parseArgs({
       allowPositionals: true,
-      options: { name: { type: 'string' }, quota: { type: 'string' }, user: { type: 'string' }, limit: { type: 'string' }, help: { type: 'boolean' } },
+      options: {
+        name: { type: 'string' }, quota: { type: 'string' }, user: { type: 'string' }, limit: { type: 'string' }, device: { type: 'string' },
+        help: { type: 'boolean' },
+      },
     });
   } catch (error) {
     // An unknown option or a value that looks like one (`--quota -5`): an operator error, not a crash.
@@ -28,9 +31,10 @@ if (!command || values.help) {
 
 let db: Db | undefined;
 try {
-  db = createDb({ url: loadConfig(DatabaseEnv).DATABASE_URL, poolSize: 1 });
+  const config = loadConfig(CliConfigSchema);
+  db = createDb({ url: config.DATABASE_URL, poolSize: 1 });
   const { help: _help, ...flags } = values;
-  console.log(JSON.stringify(await command.run(db, flags)));
+  console.log(JSON.stringify(await command.run({ db, config }, flags)));
 } catch (error) {
   // Operator mistakes and an unreachable database alike end as one JSON line, not a stack trace.
   const expected = error instanceof CliError || error instanceof ConfigError;

@@ -152,15 +152,20 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   );
   log.info({ prefix, concurrency: config.DISPATCH_CONCURRENCY }, 'dispatcher started');
 
+  let closing: Promise<void> | undefined;
   return {
-    async close() {
-      // Stop taking jobs and finish the ones in hand, then close the connections.
-      stopping = true;
-      await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([dispatchQueue.close(), maintenanceQueue.close(), webhooksQueue.close()]);
-      await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-      redis.disconnect();
-      await Promise.all([sql.end(), webhookSql.end()]);
+    // Once, however many signals arrive (Ctrl-C sends SIGINT to `./pnpmw start` and its children alike).
+    close() {
+      closing ??= (async () => {
+        // Stop taking jobs and finish the ones in hand, then close the connections.
+        stopping = true;
+        await Promise.all(workers.map((w) => w.close()));
+        await Promise.all([dispatchQueue.close(), maintenanceQueue.close(), webhooksQueue.close()]);
+        await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+        redis.disconnect();
+        await Promise.all([sql.end(), webhookSql.end()]);
+      })();
+      return closing;
     },
   };
 }

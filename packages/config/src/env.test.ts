@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiConfigSchema, CliConfigSchema, ConfigError, loadConfig } from './env.ts';
+import { ApiConfigSchema, CliConfigSchema, ConfigError, loadConfig, publicUrl, trustProxy } from './env.ts';
 
 const JWT_SECRET = 's'.repeat(32);
 
@@ -92,5 +92,23 @@ describe('loadConfig', () => {
       if (saved === undefined) delete process.env.QUEUE_PREFIX;
       else process.env.QUEUE_PREFIX = saved;
     }
+  });
+});
+
+describe('derived settings', () => {
+  it('reads TRUST_PROXY as addresses or on/off', () => {
+    const read = (TRUST_PROXY?: string) => trustProxy(loadConfig(ApiConfigSchema, { JWT_SECRET, ...(TRUST_PROXY && { TRUST_PROXY }) }));
+    expect(read()).toBe(false);
+    expect(read('false')).toBe(false);
+    expect(read('true')).toBe(true);
+    expect(read('127.0.0.1,10.0.0.0/8,::1')).toEqual(['127.0.0.1', '10.0.0.0/8', '::1']);
+    expect(configError(() => read('everyone')).message).toContain('TRUST_PROXY');
+  });
+
+  it('derives PUBLIC_URL from HOST and PORT unless it is set, without a trailing slash', () => {
+    expect(publicUrl(loadConfig(ApiConfigSchema, { JWT_SECRET, PORT: '8080' }))).toBe('http://127.0.0.1:8080');
+    expect(publicUrl(loadConfig(ApiConfigSchema, { JWT_SECRET, HOST: '0.0.0.0' }))).toBe('http://127.0.0.1:3000');
+    expect(publicUrl(loadConfig(ApiConfigSchema, { JWT_SECRET, PUBLIC_URL: 'https://sms.example.com/' }))).toBe('https://sms.example.com');
+    expect(configError(() => loadConfig(ApiConfigSchema, { JWT_SECRET, PUBLIC_URL: 'sms.example.com' })).message).toContain('PUBLIC_URL');
   });
 });

@@ -67,6 +67,12 @@ export const ApiEnv = Type.Object({
   JWT_SECRET: Type.String({ minLength: 32, description: 'HS256 secret for JWTs, at least 32 characters. Required.' }),
   JWT_TTL_SECONDS: Integer({ default: 900, maximum: 86400, description: 'Lifetime of a JWT issued by POST /api/v1/auth/token.' }),
   RATE_LIMIT_PER_MINUTE: Integer({ default: 1200, description: 'Requests per minute per credential (or per address when unauthenticated).' }),
+  TRUST_PROXY: Type.Optional(
+    Type.String({
+      pattern: '^(true|false|[0-9A-Fa-f.:/]+(,[0-9A-Fa-f.:/]+)*)$',
+      description: 'Behind a reverse proxy: the proxy addresses (comma-separated IPs or CIDRs), or true for any; the client address is then read from X-Forwarded-For.',
+    }),
+  ),
 });
 
 export const DeviceProtocolEnv = Type.Object({
@@ -78,6 +84,14 @@ export const DeviceProtocolEnv = Type.Object({
   ),
   PAIRING_TTL_SECONDS: Integer({ default: 600, maximum: 86400, description: 'Lifetime of a device pairing code and token.' }),
 });
+
+/** TRUST_PROXY as Fastify's `trustProxy` option. */
+export function trustProxy(config: { TRUST_PROXY?: string }): boolean | string[] {
+  const value = config.TRUST_PROXY;
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return value.split(',');
+}
 
 /** PUBLIC_URL without a trailing slash, or http://HOST:PORT. */
 export function publicUrl(config: { PUBLIC_URL?: string; HOST: string; PORT: number }): string {
@@ -129,15 +143,39 @@ export type DispatcherConfig = Static<typeof DispatcherConfigSchema>;
 
 export const DeviceSimConfigSchema = Type.Object({
   SMSGW_URL: Type.String({ default: 'http://127.0.0.1:3000', pattern: '^https?://', description: 'Base URL of the smsgw API.' }),
-  DEVICE_TOKEN: Type.String({
-    pattern: '^smsgw_dt_[^,]+(,smsgw_dt_[^,]+)*$',
-    description: 'Device token from device registration, or several separated by commas (one simulated phone each). Required.',
+  SIM_PROTOCOL: Type.Enum(['native', 'sms-gate'], {
+    default: 'native',
+    description: 'native: smsgw\'s device protocol (DEVICE_TOKEN); sms-gate: the SMS Gate app\'s mobile API (SIM_PAIRING, SIM_STATE_DIR).',
   }),
+  DEVICE_TOKEN: Type.Optional(
+    Type.String({
+      pattern: '^smsgw_dt_[^,]+(,smsgw_dt_[^,]+)*$',
+      description: 'Device token from device registration, or several separated by commas (one simulated phone each). Required for native.',
+    }),
+  ),
+  SIM_PAIRING: Type.Optional(
+    Type.String({
+      pattern: '^([0-9]+|smsgw_pt_[^,]+)(,([0-9]+|smsgw_pt_[^,]+))*$',
+      description: 'sms-gate: a pairing code or pairing token, or several separated by commas (one simulated phone each).',
+    }),
+  ),
+  SIM_STATE_DIR: Type.Optional(
+    Type.String({ minLength: 1, description: 'sms-gate: where phone n keeps its registration (<n>.json), so that a restarted simulator does not register again.' }),
+  ),
+  SIM_MOBILE_URL: Type.Optional(
+    Type.String({ pattern: '^https?://', description: 'sms-gate: the server URL as typed into the app; default SMSGW_URL + /mobile/v1.' }),
+  ),
+  SIM_APP_VERSION: Type.String({ default: '1.68.0', pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'sms-gate: the app version the phones claim in their User-Agent.' }),
+  SIM_TZ_OFFSET: Type.String({ default: '+03:00', pattern: '^[+-]\\d{2}:\\d{2}$', description: 'sms-gate: the phones\' local offset in the dates they send.' }),
   SIM_SEND_MS: Type.Integer({ default: 50, minimum: 0, description: 'Simulated time to send one message.' }),
   SIM_DELIVER_MS: Type.Integer({ default: 200, minimum: 0, description: 'Simulated time from sent to the delivery report.' }),
   SIM_FAILURE_RATE: Type.Number({ default: 0, minimum: 0, maximum: 1, description: 'Share of messages that fail to send.' }),
-  SIM_POLL_SECONDS: Type.Integer({ default: 10, minimum: 1, description: 'Safety-net poll interval besides the event stream.' }),
-  SIM_CLAIM_LIMIT: Type.Integer({ default: 100, minimum: 1, maximum: 500, description: 'Messages claimed per request.' }),
+  SIM_POLL_SECONDS: Type.Integer({ default: 10, minimum: 1, description: 'Safety-net poll (sms-gate: pull) interval besides the event stream.' }),
+  SIM_CLAIM_LIMIT: Type.Integer({ default: 100, minimum: 1, maximum: 500, description: 'native: messages claimed per request.' }),
+  SIM_RECONNECT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'sms-gate: event stream reconnect delay of attempts 1-5 (the app\'s 5 s); 6-10 wait 6 times as long, later ones 12 times.' }),
+  SIM_RETRY_MS: Type.Integer({ default: 10000, minimum: 1, description: 'sms-gate: first retry delay of a failed call (the app\'s 10 s), doubling.' }),
+  SIM_WEBHOOK_RETRY_MS: Type.Integer({ default: 5000, minimum: 1, description: 'sms-gate: first retry delay of a refused webhook post (the app\'s 5 s), doubling, 15 retries.' }),
+  SIM_INBOUND_EVERY_MS: Type.Integer({ default: 0, minimum: 0, description: 'sms-gate: post a fake incoming SMS to the phone\'s webhook this often (0: never).' }),
   SIM_LOG_FILE: Type.Optional(Type.String({ description: 'Append one JSON line per message sent (for tests).' })),
   LOG_LEVEL: LogEnv.properties.LOG_LEVEL,
 });

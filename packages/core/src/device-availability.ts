@@ -42,6 +42,29 @@ export function isDeviceAvailable(device: DeviceLiveness, windows: AvailabilityW
   return !streamedLately && lastSeenAt !== null && lastSeenAt >= windows.requestSince;
 }
 
+/** real-devices.md §2b.2: a phone that registered with Google push never opens the event stream. */
+export const PUSH_TOKEN_WARNING =
+  'Registered with Google push: it opens no event stream and polls every 15 minutes, so messages go out late. In the SMS Gate app choose "SSE only" and restart the app.';
+
+export interface DeviceConnection {
+  available: boolean;
+  /** How it is connected now: an event stream, only requests (polling), or not at all. */
+  connection: 'stream' | 'requests' | null;
+  /** What keeps the device from working well, in words. */
+  warnings: string[];
+}
+
+/** What the device record (API, CLI, console) says of a device's connection. */
+export function deviceConnection(device: DeviceLiveness & { pushToken: boolean }, windows: AvailabilityWindows): DeviceConnection {
+  const streaming = device.streamSeenAt !== null && device.streamSeenAt >= windows.streamSince;
+  const connected = isDeviceAvailable({ ...device, enabled: true }, windows);
+  return {
+    available: device.enabled && connected,
+    connection: streaming ? 'stream' : connected ? 'requests' : null,
+    warnings: device.pushToken ? [PUSH_TOKEN_WARNING] : [],
+  };
+}
+
 /**
  * The moment smsgw stops waiting for a message handed to a device: the sending lease from its
  * first offer, or the end of its time to live if earlier. The same on every offer, so a phone

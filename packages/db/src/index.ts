@@ -22,3 +22,5 @@ export * from './offers.ts';
 export * from './availability.ts';
 export * from './pairings.ts';
 export * from './inbound.ts';
+export * from './received.ts';
+export * from './phones.ts';

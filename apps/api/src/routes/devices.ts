@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, availabilityWindows, isDeviceAvailable, isUuid } from '@smsgw/core';
+import { AppError, availabilityWindows, deviceConnection, isUuid } from '@smsgw/core';
 import { createDevice, deleteDevice, findDevice, listDevices, updateDevice, type DeviceRow } from '@smsgw/db';
 import { authErrors, ErrorBody, IdParams, NullableTimestamp, Timestamp } from '../schemas/common.ts';
 
@@ -20,10 +20,6 @@ const DeviceRecord = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
-
-// real-devices.md §2b.2: a phone with Google push never opens the event stream.
-const PUSH_WARNING =
-  'Registered with Google push: it opens no event stream and polls every 15 minutes, so messages go out late. In the SMS Gate app choose "SSE only" and restart the app.';
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
 /** `/api/v1/devices`: the user's sending devices. The device token is shown once, on creation. */
@@ -31,20 +27,18 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   const toRecord = (device: DeviceRow) => {
-    const windows = availabilityWindows(app.config, new Date());
-    const streaming = device.streamSeenAt !== null && device.streamSeenAt >= windows.streamSince;
-    const connected = isDeviceAvailable({ ...device, enabled: true }, windows);
+    const { available, connection, warnings } = deviceConnection(device, availabilityWindows(app.config, new Date()));
     return {
       id: device.id,
       name: device.name,
       enabled: device.enabled,
       protocol: device.protocol,
-      available: device.enabled && connected,
-      connection: streaming ? ('stream' as const) : connected ? ('requests' as const) : null,
+      available,
+      connection,
       last_seen_at: device.lastSeenAt?.toISOString() ?? null,
       app_version: device.appVersion,
       sim_cards: Array.isArray(device.simCards) ? (device.simCards as unknown[]) : null,
-      warnings: device.pushToken ? [PUSH_WARNING] : [],
+      warnings,
       created_at: device.createdAt.toISOString(),
       updated_at: device.updatedAt.toISOString(),
     };

@@ -1,0 +1,49 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { publicUrl } from '@smsgw/config';
+import { createPairing } from '@smsgw/db';
+import { ErrorBody, Timestamp, authErrors } from '../schemas/common.ts';
+
+const PairingBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Name of the device it enrols (default: the name the phone sends).' })) },
+  { additionalProperties: false },
+);
+const NewPairing = Type.Object({
+  code: Type.String({ description: '8 digits, for the app’s "Sign in by code".' }),
+  token: Type.String({ description: 'For the app’s "Private token" with "Sign up" (re-enrolling a phone registered before).' }),
+  expires_at: Timestamp,
+  mobile_url: Type.String({ description: 'What to type as the app’s API URL (Settings → Cloud server): PUBLIC_URL + /mobile/v1.' }),
+});
+
+/**
+ * `/api/v1/device-pairings` (real-devices.md §1): a one-time enrolment of a phone, by its code or
+ * its token, valid PAIRING_TTL_SECONDS; both secrets are shown once and stored hashed.
+ */
+const devicePairingRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('onRequest', app.authenticate);
+  // `curl -X POST` with no body at all means `{}`; an empty JSON body is still a 400.
+  app.addHook('preValidation', async (request) => {
+    request.body ??= {};
+  });
+
+  app.post(
+    '/api/v1/device-pairings',
+    {
+      schema: {
+        tags: ['devices'],
+        summary: 'Create a pairing: a code and a token with which one phone enrols itself (docs/devices.md)',
+        body: PairingBody,
+        response: { 201: NewPairing, 400: ErrorBody, ...authErrors },
+      },
+    },
+    async (request, reply) => {
+      const { code, token, expiresAt } = await createPairing(app.db, {
+        userId: request.auth.user.id,
+        name: request.body.name,
+        ttlSeconds: app.config.PAIRING_TTL_SECONDS,
+      });
+      return reply.status(201).send({ code, token, expires_at: expiresAt.toISOString(), mobile_url: `${publicUrl(app.config)}/mobile/v1` });
+    },
+  );
+};
+export default devicePairingRoutes;
