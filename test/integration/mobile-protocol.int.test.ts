@@ -126,6 +126,28 @@ describe('wake-up', () => {
     for (const s of both) expect(enqueuedAt(s)[1]! - assignedAt!.getTime()).toBeLessThan(1000);
     expect(await pulled(o.phone)).toEqual([id]);
   });
+
+  it('wakes the phone again after it acknowledged a full pull while messages it was never offered wait', async () => {
+    const o = await owner();
+    const stream = await openStream(o.phone);
+    await vi.waitFor(() => expect(enqueuedAt(stream).length).toBe(1), { timeout: 5_000 });
+    const ids = await assigned(o, 130);
+    await vi.waitFor(() => expect(enqueuedAt(stream).length).toBe(2), { timeout: 5_000 });
+
+    const first = await pulled(o.phone);
+    expect(first).toHaveLength(100);
+    const wakeups = enqueuedAt(stream).length;
+    // The phone acknowledges what it took, one snapshot per PATCH, as the app does.
+    for (const id of first) {
+      const res = await phoneRequest(api.app, 'PATCH', '/mobile/v1/message', {
+        authorization: `Bearer ${o.phone.token}`, body: [snapshot(id, 'Processed', { Pending: phoneNow(), Processed: phoneNow() })],
+      });
+      expect(res.statusCode).toBe(204);
+    }
+
+    await vi.waitFor(() => expect(enqueuedAt(stream).length).toBeGreaterThan(wakeups), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(new Set(await pulled(o.phone))).toEqual(new Set(ids.filter((id) => !first.includes(id)))), { timeout: 10_000 });
+  });
 });
 
 describe('a message’s life on the phone', () => {

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { deletePrefix } from '@smsgw/queue';
 
 /**
@@ -22,18 +23,25 @@ export interface ClusterOptions {
   databaseUrl: string;
   queuePrefix: string;
   dispatchers: number;
-  /** The simulated phones, all in one device-sim process. */
-  deviceTokens: string[];
+  /** Native simulated phones, all in one device-sim process (`devices`). */
+  deviceTokens?: string[];
+  /** Simulated SMS Gate phones, one per pairing code or token, all in one device-sim process (`phones`). */
+  pairings?: string[];
   /** Where the simulators write `sent.jsonl`, a line per message sent. */
   logDir: string;
   env?: Record<string, string>;
   simEnv?: Record<string, string>;
 }
 
+/** Simulated devices in one device-sim process: native ones by token, SMS Gate phones by pairing. */
+export type SimDevices = { protocol: 'native'; tokens: string[] } | { protocol: 'sms-gate'; pairings: string[] };
+
 export interface Cluster {
   baseUrl: string;
   readonly processes: Map<string, ChildProcess>;
   startDispatcher(name: string): ChildProcess;
+  /** Starts a device-sim process named `name` and waits until `expectStreams` devices in all hold a stream. */
+  startSim(name: string, devices: SimDevices, expectStreams: number, env?: Record<string, string>): Promise<ChildProcess>;
   kill(name: string, signal: NodeJS.Signals): Promise<void>;
   /** Stops every process (SIGTERM, in reverse order of start) and waits for them. */
   stop(): Promise<void>;
@@ -70,11 +78,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const processes = new Map<string, ChildProcess>();
   const order: string[] = [];
 
+  // CLUSTER_STDOUT=1 shows the processes' logs (pino writes to stdout), when a run needs a look.
   function start(name: string, kind: ProcessKind, extra: Record<string, string> = {}): ChildProcess {
     const child = spawn(process.execPath, ['--enable-source-maps', `dist/${kind}.mjs`], {
       cwd: ROOT,
       env: { ...env, ...extra },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', process.env.CLUSTER_STDOUT ? 'inherit' : 'ignore', 'inherit'],
     });
     processes.set(name, child);
     if (!order.includes(name)) order.push(name);
@@ -84,17 +93,30 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   start('api', 'api');
   await waitForHealth(`${baseUrl}/health`, processes.get('api')!);
   for (let i = 0; i < options.dispatchers; i++) start(`dispatcher-${i}`, 'dispatcher');
-  start('devices', 'device-sim', {
-    SMSGW_URL: baseUrl,
-    DEVICE_TOKEN: options.deviceTokens.join(','),
-    SIM_LOG_FILE: join(options.logDir, 'sent.jsonl'),
-    ...options.simEnv,
-  });
+  const simLog = join(options.logDir, 'sent.jsonl');
+  const startSim = (name: string, devices: SimDevices, extra: Record<string, string> = {}) =>
+    start(name, 'device-sim', {
+      SMSGW_URL: baseUrl,
+      SIM_LOG_FILE: simLog,
+      ...(devices.protocol === 'native'
+        ? { SIM_PROTOCOL: 'native', DEVICE_TOKEN: devices.tokens.join(',') }
+        : { SIM_PROTOCOL: 'sms-gate', SIM_PAIRING: devices.pairings.join(',') }),
+      ...options.simEnv,
+      ...extra,
+    });
+  if (options.deviceTokens?.length) startSim('devices', { protocol: 'native', tokens: options.deviceTokens });
+  if (options.pairings?.length) startSim('phones', { protocol: 'sms-gate', pairings: options.pairings });
+  await waitForStreams(options.databaseUrl, (options.deviceTokens?.length ?? 0) + (options.pairings?.length ?? 0), processes);
 
   return {
     baseUrl,
     processes,
     startDispatcher: (name) => start(name, 'dispatcher'),
+    async startSim(name, devices, expectStreams, extra) {
+      const child = startSim(name, devices, extra);
+      await waitForStreams(options.databaseUrl, expectStreams, processes);
+      return child;
+    },
     async kill(name, signal) {
       const child = processes.get(name);
       if (!child) return;
@@ -123,6 +145,30 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_00
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${url} not up within ${timeoutMs} ms`);
+}
+
+/**
+ * Waits until `count` devices have opened their event stream: only a connected device is
+ * available, so a send before that would find no device.
+ */
+async function waitForStreams(databaseUrl: string, count: number, processes: Map<string, ChildProcess>, timeoutMs = 60_000): Promise<void> {
+  if (count === 0) return;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM devices WHERE stream_seen_at IS NOT NULL AND deleted_at IS NULL');
+      if ((rows[0]?.n ?? 0) >= count) return;
+      for (const [name, child] of processes) {
+        if (child.exitCode !== null && child.signalCode === null) throw new Error(`${name} exited with ${child.exitCode} before the devices connected`);
+      }
+      if (Date.now() > deadline) throw new Error(`fewer than ${count} devices connected within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await client.end();
+  }
 }
 
 /** Every message id the simulated devices recorded as sent, with repeats. */

@@ -1,12 +1,15 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { DeviceSimConfig } from '@smsgw/config';
 import { DeviceClient, type ClaimedMessage, type Report } from '@smsgw/client';
+import { SeenIds } from './seen-ids.ts';
+import { SentLog } from './sent-log.ts';
 
 // Reports go out in batches: at most this many, at least this often.
 const REPORT_BATCH = 500;
 const REPORT_EVERY_MS = 50;
+// A handled id is remembered this long: far beyond the sending lease, after which smsgw never offers it again.
+export const REMEMBER_IDS_MS = 6 * 3600_000;
 
 export interface DeviceSim {
   /** Ids of the messages this simulator sent, in order. */
@@ -15,23 +18,29 @@ export interface DeviceSim {
 }
 
 /**
- * A simulated phone that speaks only the device protocol: it keeps the event stream open, claims
- * on every wake-up (and polls as a safety net), "sends" each message, and reports `sent` and later
- * `delivered` (or `failed`, at the configured rate). Every send is recorded, so tests can prove
- * that no message was sent twice.
+ * A simulated phone that speaks smsgw's native device protocol: it keeps the event stream open,
+ * claims on every wake-up (and polls as a safety net), "sends" each message, and reports `sent`
+ * and later `delivered` (or `failed`, at the configured rate). A claim offers the device's
+ * messages again until it reports about them, so the phone remembers the ids it handled and never
+ * sends one twice. Every send is recorded, so tests can prove that no message was sent twice.
  */
 export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Promise<DeviceSim> {
+  if (!config.DEVICE_TOKEN) throw new Error('DEVICE_TOKEN is required for a native device simulator');
   const client = new DeviceClient(config.SMSGW_URL, config.DEVICE_TOKEN);
   const stop = new AbortController();
   const sent: string[] = [];
-  const sentLog: WriteStream | undefined = config.SIM_LOG_FILE ? createWriteStream(config.SIM_LOG_FILE, { flags: 'a' }) : undefined;
+  const handled = new SeenIds(REMEMBER_IDS_MS);
+  const sentLog = new SentLog(config.SIM_LOG_FILE);
   const pendingReports: Report[] = [];
   // Delivery reports still to come, by their timer.
   const deliveries = new Map<NodeJS.Timeout, string>();
 
   let claiming: Promise<void> | undefined;
   let again = false;
-  /** Claims until nothing is left; a wake-up during a claim round runs one more round. */
+  /**
+   * Claims until a claim offers no id not handled yet (the others are offers whose reports are
+   * still on their way: claiming on would spin); a wake-up during a claim round runs one more round.
+   */
   function claimAll(): void {
     if (claiming) {
       again = true;
@@ -49,8 +58,9 @@ export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Prom
             if (!stop.signal.aborted) log.warn({ err: error }, 'claim failed');
             return;
           }
-          if (batch.length === 0) break;
-          for (const message of batch) await sendOne(message);
+          const fresh = batch.filter((message) => handled.add(message.id, true));
+          if (fresh.length === 0) break;
+          for (const message of fresh) await sendOne(message);
         }
       } while (again);
     })().finally(() => {
@@ -66,8 +76,7 @@ export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Prom
       return;
     }
     sent.push(message.id);
-    // One write per line on an O_APPEND file: lines of several phones in one file never interleave.
-    sentLog?.write(`${JSON.stringify({ id: message.id, to: message.to, at: now })}\n`);
+    sentLog.write({ id: message.id, to: message.to, at: now });
     pendingReports.push({ id: message.id, status: 'sent', at: now });
     if (config.SIM_DELIVER_MS === 0) deliver(message.id);
     else {
@@ -141,7 +150,7 @@ export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Prom
         await flushReports();
         if (pendingReports.length >= before) break;
       }
-      await new Promise<void>((resolve) => (sentLog ? sentLog.end(resolve) : resolve()));
+      await sentLog.close();
     },
   };
 }

@@ -1,14 +1,28 @@
+import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DeviceSimConfigSchema, loadConfig } from '@smsgw/config';
-import { startDeviceSim } from './device-sim.ts';
+import { startDeviceSim, type DeviceSim } from './device-sim.ts';
+import { startSmsGatePhones } from './sms-gate-phone.ts';
 
-// `pnpm start:device-sim`: one simulated phone, configured by the environment (README).
-const config = loadConfig(DeviceSimConfigSchema);
-const log = pino({ level: config.LOG_LEVEL, base: { service: 'device-sim', pid: process.pid } });
-// One simulated phone per token, all in this process.
-const sims = await Promise.all(
-  config.DEVICE_TOKEN.split(',').map((token, device) => startDeviceSim({ ...config, DEVICE_TOKEN: token }, log.child({ device }))),
-);
+// `pnpm start:device-sim [--protocol native|sms-gate]`: simulated phones, configured by the environment (README).
+const { values } = parseArgs({ options: { protocol: { type: 'string' } } });
+const config = loadConfig(DeviceSimConfigSchema, { ...process.env, ...(values.protocol !== undefined && { SIM_PROTOCOL: values.protocol }) });
+const log = pino({ level: config.LOG_LEVEL, base: { service: 'device-sim', pid: process.pid, protocol: config.SIM_PROTOCOL } });
+
+let sims: DeviceSim[];
+if (config.SIM_PROTOCOL === 'sms-gate') {
+  sims = await startSmsGatePhones(config, log).catch((error: unknown) => {
+    console.error(`Cannot start SMS Gate phones: ${(error as Error).message}`);
+    process.exit(1);
+  });
+} else {
+  if (!config.DEVICE_TOKEN) {
+    console.error('Invalid environment:\n  DEVICE_TOKEN is required with SIM_PROTOCOL=native (one device token, or several separated by commas)');
+    process.exit(1);
+  }
+  // One simulated phone per token, all in this process.
+  sims = await Promise.all(config.DEVICE_TOKEN.split(',').map((token, device) => startDeviceSim({ ...config, DEVICE_TOKEN: token }, log.child({ device }))));
+}
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

@@ -1,3 +1,4 @@
+import { createParser } from 'eventsource-parser';
 import { request } from './http.ts';
 
 export interface ClaimedMessage {
@@ -5,11 +6,14 @@ export interface ClaimedMessage {
   to: string;
   message: string;
   created_at: string;
+  /** Send it before this moment or not at all: smsgw fails it after. */
+  valid_until: string;
 }
 
 export interface Report {
   id: string;
-  status: 'sent' | 'delivered' | 'failed';
+  /** `sending`: "I have it", the acknowledgement that stops the message being offered again. */
+  status: 'sending' | 'sent' | 'delivered' | 'failed';
   error?: string;
   at?: string;
 }
@@ -30,7 +34,11 @@ export class DeviceClient {
     this.auth = { authorization: `Bearer ${token}` };
   }
 
-  /** Claims up to `limit` assigned messages, waiting up to `wait` seconds when there is none. */
+  /**
+   * Up to `limit` of the device's messages, waiting up to `wait` seconds when there is none. A
+   * message is offered again on every claim until the device reports anything about it, so the
+   * device deduplicates by id.
+   */
   async claim(options: { limit?: number; wait?: number; signal?: AbortSignal } = {}): Promise<ClaimedMessage[]> {
     const { messages } = await request<{ messages: ClaimedMessage[] }>(this.baseUrl, this.auth, '/api/v1/device/messages', {
       query: { limit: options.limit, wait: options.wait },
@@ -54,19 +62,10 @@ export class DeviceClient {
   async events(onEvent: (event: string) => void, signal: AbortSignal): Promise<void> {
     const res = await fetch(new URL('/api/v1/device/events', this.baseUrl), { headers: this.auth, signal });
     if (!res.ok || !res.body) throw new Error(`event stream refused: HTTP ${res.status}`);
+    const parser = createParser({ onEvent: ({ event }) => event && onEvent(event) });
     const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of res.body) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = block.split('\n').find((line) => line.startsWith('event:'))?.slice(6).trim();
-          if (event) onEvent(event);
-        }
-      }
+      for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
     } catch (error) {
       if (!signal.aborted) throw error;
     }

@@ -24,6 +24,21 @@ export interface ListFilter {
   offset?: number;
 }
 
+export interface DeviceRecord {
+  id: string;
+  name: string;
+  enabled: boolean;
+  protocol: 'native' | 'sms_gate';
+  available: boolean;
+  connection: 'stream' | 'requests' | null;
+  last_seen_at: string | null;
+  app_version: string | null;
+  sim_cards: unknown[] | null;
+  warnings: string[];
+  created_at: string;
+  updated_at: string;
+}
+
 /** The user side of the API, authenticated with an API key or a JWT. */
 export class SmsgwClient {
   private readonly auth: Record<string, string>;
@@ -49,5 +64,9 @@ export class SmsgwClient {
 
   listMessages(filter: ListFilter = {}): Promise<MessagePage> {
     return request(this.baseUrl, this.auth, '/api/v1/sms', { query: { ...filter } });
+  }
+
+  listDevices(): Promise<{ data: DeviceRecord[] }> {
+    return request(this.baseUrl, this.auth, '/api/v1/devices');
   }
 }

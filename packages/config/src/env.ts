@@ -67,6 +67,10 @@ export const ApiEnv = Type.Object({
   JWT_SECRET: Type.String({ minLength: 32, description: 'HS256 secret for JWTs, at least 32 characters. Required.' }),
   JWT_TTL_SECONDS: Integer({ default: 900, maximum: 86400, description: 'Lifetime of a JWT issued by POST /api/v1/auth/token.' }),
   RATE_LIMIT_PER_MINUTE: Integer({ default: 1200, description: 'Requests per minute per credential (or per address when unauthenticated).' }),
+  DEVICE_RATE_LIMIT_PER_MINUTE: Integer({
+    default: 30000,
+    description: 'Requests per minute per device token: a device makes requests as its user sends messages, so this only stops a runaway.',
+  }),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9A-Fa-f.:/]+(,[0-9A-Fa-f.:/]+)*)$',

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
 import { AppError, isUuid } from '@smsgw/core';
-import { authenticateApiKey, findUser, touchApiKey, type UserRow } from '@smsgw/db';
+import { DEVICE_TOKEN_PREFIX, authenticateApiKey, findUser, touchApiKey, type UserRow } from '@smsgw/db';
 
 export interface AuthContext {
   user: UserRow;
@@ -35,10 +35,15 @@ export function readCredential(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** A key for rate limiting that never stores the credential itself. */
+/**
+ * A key for rate limiting that never stores the credential itself: `device:` for a device token
+ * (limited by DEVICE_RATE_LIMIT_PER_MINUTE), `cred:` for any other credential, else the address.
+ */
 export function rateLimitKey(request: FastifyRequest): string {
   const credential = readCredential(request);
-  return credential ? `cred:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}` : `ip:${request.ip}`;
+  if (!credential) return `ip:${request.ip}`;
+  const digest = createHash('sha256').update(credential).digest('base64url').slice(0, 22);
+  return credential.startsWith(DEVICE_TOKEN_PREFIX) ? `device:${digest}` : `cred:${digest}`;
 }
 
 /**

@@ -53,18 +53,35 @@ export async function acceptReports(
 }
 
 /**
- * After an acknowledgement: a device that pulls at most a page at a time is woken again while it
- * has messages it was never offered (real-devices.md §2b.4). At most once a second per device and
- * API process.
+ * After acknowledgements: a device that pulls at most a page at a time is woken again while it
+ * has messages it was never offered (real-devices.md §2b.4). One check per device a moment after
+ * the first acknowledgement of a burst, and one after any that come later, so the check after the
+ * last acknowledgement is never dropped; the event stream coalesces the wake-ups to one a second.
  */
-export function wakeIfMoreWaiting(app: FastifyInstance, log: FastifyBaseLogger, device: AuthenticatedDevice, lastCheck: Map<string, number>): void {
-  const now = Date.now();
-  if ((lastCheck.get(device.id) ?? 0) > now - 1000) return;
-  lastCheck.set(device.id, now);
-  if (lastCheck.size > 10_000) for (const [id, at] of lastCheck) if (at < now - 1000) lastCheck.delete(id);
-  hasFreshOffers(app.sql, device.id)
-    .then((more) => (more ? publishWakeups(app.redis, app.config.QUEUE_PREFIX, [device.id]) : undefined))
-    .catch((error: unknown) => log.warn({ err: error }, 'wake-up after acknowledgement failed'));
+export class MoreWaiting {
+  private readonly due = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly delayMs = 200,
+  ) {}
+
+  acknowledged(deviceId: string): void {
+    if (this.due.has(deviceId)) return;
+    const timer = setTimeout(() => {
+      this.due.delete(deviceId);
+      hasFreshOffers(this.app.sql, deviceId)
+        .then((more) => (more ? publishWakeups(this.app.redis, this.app.config.QUEUE_PREFIX, [deviceId]) : undefined))
+        .catch((error: unknown) => this.app.log.warn({ err: error, deviceId }, 'wake-up after acknowledgement failed'));
+    }, this.delayMs);
+    timer.unref();
+    this.due.set(deviceId, timer);
+  }
+
+  close(): void {
+    for (const timer of this.due.values()) clearTimeout(timer);
+    this.due.clear();
+  }
 }
 
 export interface IncomingSms {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { MoreWaiting } from '../../services/device-core.ts';
 import { EventStreams } from '../../services/event-stream.ts';
 import configurationRoutes from './configuration.ts';
 import inboundRoutes from './inbound.ts';
@@ -18,8 +19,8 @@ export const MOBILE_PREFIXES = ['/mobile/v1', '/api/mobile/v1'] as const;
 
 export interface MobileContext {
   streams: EventStreams;
-  /** When each device was last checked for messages it was never offered (`wakeIfMoreWaiting`). */
-  lastWakeCheck: Map<string, number>;
+  /** Wakes a phone again after its acknowledgements while it has messages never offered. */
+  moreWaiting: MoreWaiting;
 }
 
 /**
@@ -37,8 +38,11 @@ const mobileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     parseJson(request, (body as Buffer).toString('utf8'), done);
   });
 
-  const context: MobileContext = { streams: new EventStreams(app), lastWakeCheck: new Map() };
-  app.addHook('preClose', async () => context.streams.closeAll());
+  const context: MobileContext = { streams: new EventStreams(app), moreWaiting: new MoreWaiting(app) };
+  app.addHook('preClose', async () => {
+    context.streams.closeAll();
+    context.moreWaiting.close();
+  });
   for (const prefix of MOBILE_PREFIXES) {
     await app.register(async (api: FastifyInstance) => mobileApi(api, { context, documented: prefix === MOBILE_PREFIXES[0] }), { prefix });
   }
