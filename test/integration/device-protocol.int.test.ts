@@ -557,6 +557,22 @@ describe('POST /api/v1/device/reports', () => {
     expect(events.map((e) => [e.detail, e.deviceId])).toEqual([['SIM card has no credit', device.id]]);
   });
 
+  it('queues the reports of requests that arrive together as few jobs, each request answered with its own outcome', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    const ids = await assignedTo(apiKey, device, 30);
+    await claimIds(device.token, 'limit=30');
+
+    const answers = await Promise.all(ids.map((id, i) => report(device.token, [{ id, status: 'sent' }, ...(i === 0 ? [{ id: randomUUID(), status: 'sent' }] : [])])));
+
+    expect(answers.map((res) => res.statusCode)).toEqual(ids.map(() => 202));
+    expect(answers[0]!.json()).toMatchObject({ accepted: 1, rejected: [{ error: 'not_found' }] });
+    expect(answers.slice(1).map((res) => res.json())).toEqual(ids.slice(1).map(() => ({ accepted: 1, rejected: [] })));
+    const jobs = (await api.app.reportsQueue.getJobs(['waiting', 'active', 'delayed', 'completed'])).filter((job) => job.data.deviceId === device.id);
+    expect(jobs.flatMap((job) => job.data.reports.map((r: { id: string }) => r.id)).sort()).toEqual([...ids].sort());
+    expect(jobs.length).toBeLessThan(ids.length / 2);
+  });
+
   it.each([
     ['an empty list', { reports: [] }],
     ['an unknown status', { reports: [{ id: randomUUID(), status: 'read' }] }],
@@ -637,5 +653,57 @@ describe('GET /api/v1/device/events', () => {
     const stop = new AbortController();
     streams.push(stop);
     await expect(client.events(() => undefined, stop.signal)).rejects.toThrow('HTTP 401');
+  });
+});
+
+describe('bad input from a device', () => {
+  const huge = (n: number) => Array.from({ length: n }, () => ({ id: randomUUID(), status: 'sent' }));
+  const cases: [string, 'GET' | 'POST', string, string][] = [
+    ['malformed JSON reports', 'POST', '/api/v1/device/reports', '{"reports": [{"id": '],
+    ['reports that are not a list', 'POST', '/api/v1/device/reports', JSON.stringify({ reports: { id: 'x' } })],
+    ['a report with a numeric id', 'POST', '/api/v1/device/reports', JSON.stringify({ reports: [{ id: 7, status: 'sent' }] })],
+    ['an unknown status', 'POST', '/api/v1/device/reports', JSON.stringify({ reports: [{ id: randomUUID(), status: 'Delivered' }] })],
+    ['100,000 reports', 'POST', '/api/v1/device/reports', JSON.stringify({ reports: huge(100_000) })],
+    ['malformed JSON inbound', 'POST', '/api/v1/device/inbound', '{"messages": ['],
+    ['inbound without a sender', 'POST', '/api/v1/device/inbound', JSON.stringify({ messages: [{ message: 'hi', received_at: new Date().toISOString() }] })],
+    ['inbound with a bad date', 'POST', '/api/v1/device/inbound', JSON.stringify({ messages: [{ from: '+15550001', message: 'hi', received_at: 'now' }] })],
+    ['a JSON string body', 'POST', '/api/v1/device/reports', '"sent"'],
+    ['a negative claim limit', 'GET', '/api/v1/device/messages?limit=-5', ''],
+  ];
+
+  it.each(cases)('answers %s with a 4xx JSON error and changes nothing', async (_, method, url, payload) => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    const [id] = await assignedTo(apiKey, device, 1);
+    const before = await message(id!);
+
+    const res = await api.app.inject({
+      method, url, headers: { authorization: `Bearer ${device.token}`, ...(payload && { 'content-type': 'application/json' }) }, ...(payload && { payload }),
+    });
+
+    expect(res.statusCode).toBeGreaterThanOrEqual(400);
+    expect(res.statusCode).toBeLessThan(500);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(Object.keys(res.json()).sort()).toEqual(['error', 'message']);
+    expect(await message(id!)).toEqual(before);
+    expect(await api.db.receivedMessage.count({ where: { deviceId: device.id } })).toBe(0);
+  });
+
+  it('takes NUL characters in a failure reason and in an incoming SMS without a 5xx', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    await startDispatcher();
+    const [id] = await assignedTo(apiKey, device, 1);
+    expect(await claimIds(device.token)).toEqual([id]);
+
+    const failed = await report(device.token, [{ id, status: 'failed', error: 'no\u0000credit' }]);
+    expect(failed.statusCode).toBe(202);
+    const inbound = await asDevice(device.token, 'POST', '/api/v1/device/inbound', {
+      messages: [{ from: '+1555\u00000001', message: 'he\u0000llo', received_at: new Date().toISOString() }],
+    });
+    expect({ status: inbound.statusCode, body: inbound.json() }).toEqual({ status: 202, body: { stored: 1, duplicates: 0 } });
+
+    await vi.waitFor(async () => expect(await message(id!)).toMatchObject({ state: 'failed', error: 'no\uFFFDcredit' }), { timeout: 15_000 });
+    expect(await api.db.receivedMessage.findFirst({ where: { deviceId: device.id } })).toMatchObject({ from: '+1555\uFFFD0001', body: 'he\uFFFDllo' });
   });
 });

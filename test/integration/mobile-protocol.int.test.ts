@@ -10,7 +10,7 @@ import { createTestUser, send, startTestApi, uniquePhone, type TestApi } from '@
 import type { Dispatcher } from '@smsgw/dispatcher';
 import { startTestDispatcher } from '@smsgw/dispatcher/testing';
 import {
-  enrolPhone, openPhoneStream, phoneDate, phoneRequest, type EnrolledPhone, type PhoneStream,
+  enrolConnectedPhone, openPhoneStream, phoneDate, phoneRequest, type EnrolledPhone, type PhoneStream,
 } from '../../apps/api/src/routes/mobile/test-phone.ts';
 
 let api: TestApi;
@@ -43,9 +43,7 @@ interface Owner {
 /** A user with an enrolled phone that made its start-up call (`PATCH /device`), so it is available. */
 async function owner(): Promise<Owner> {
   const { userId, apiKey } = await createTestUser(api.db, { devices: 0 });
-  const phone = await enrolPhone(api.app, api.db, userId);
-  expect((await phoneRequest(api.app, 'PATCH', '/mobile/v1//device', { authorization: `Bearer ${phone.token}`, body: { id: phone.id } })).statusCode).toBe(204);
-  return { apiKey, phone };
+  return { apiKey, phone: await enrolConnectedPhone(api.app, api.db, userId) };
 }
 
 /** Messages sent through the API and assigned to the phone by the dispatcher. */

@@ -1,13 +1,12 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
-import type { Resolver } from '@smsgw/core';
+import { Batcher, type Resolver } from '@smsgw/core';
 import { createSql, parkDeliveries, type DeliveryRef } from '@smsgw/db/sql';
 import {
   JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, enqueueWebhookDeliveries, parsePayload,
   type JobName, type JobPayload, type QueueName,
 } from '@smsgw/queue';
-import { Batcher } from './batcher.ts';
 import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts';
 import { applyDeviceReports } from './handlers/apply-reports.ts';
 import { enqueueDeliveries } from './handlers/enqueue-deliveries.ts';

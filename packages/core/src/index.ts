@@ -14,3 +14,4 @@ export * from './webhook-target.ts';
 export * from './device-availability.ts';
 export * from './device-date.ts';
 export * from './received-record.ts';
+export * from './batcher.ts';

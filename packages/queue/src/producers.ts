@@ -51,6 +51,15 @@ export async function enqueueWebhookDeliveries(
   );
 }
 
+// The most reports of one job (the payload's limit).
+const REPORTS_PER_JOB = 500;
+
+/** A device's reports as `device.reports` jobs of up to 500 each, in order, in one round trip. */
 export async function enqueueReports(queue: ReportsQueue, payload: JobPayload<'device.reports'>): Promise<void> {
-  await queue.add('device.reports', parsePayload('device.reports', payload), JOBS['device.reports'].options);
+  const jobs = [];
+  for (let i = 0; i < payload.reports.length; i += REPORTS_PER_JOB) {
+    const data = parsePayload('device.reports', { ...payload, reports: payload.reports.slice(i, i + REPORTS_PER_JOB) });
+    jobs.push({ name: 'device.reports', data, opts: JOBS['device.reports'].options });
+  }
+  await queue.addBulk(jobs);
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { MoreWaiting } from '../../services/device-core.ts';
+import { MoreWaiting, ReportIntake } from '../../services/device-core.ts';
 import { EventStreams } from '../../services/event-stream.ts';
 import configurationRoutes from './configuration.ts';
 import inboundRoutes from './inbound.ts';
@@ -21,6 +21,7 @@ export interface MobileContext {
   streams: EventStreams;
   /** Wakes a phone again after its acknowledgements while it has messages never offered. */
   moreWaiting: MoreWaiting;
+  reports: ReportIntake;
 }
 
 /**
@@ -38,7 +39,7 @@ const mobileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     parseJson(request, (body as Buffer).toString('utf8'), done);
   });
 
-  const context: MobileContext = { streams: new EventStreams(app), moreWaiting: new MoreWaiting(app) };
+  const context: MobileContext = { streams: new EventStreams(app), moreWaiting: new MoreWaiting(app), reports: new ReportIntake(app) };
   app.addHook('preClose', async () => {
     context.streams.closeAll();
     context.moreWaiting.close();

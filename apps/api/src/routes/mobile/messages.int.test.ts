@@ -5,7 +5,7 @@ import { assignMessages } from '@smsgw/db';
 import type { DeviceReport } from '@smsgw/queue';
 import { createTestUser, send, startTestApi, uniquePhone, type TestApi } from '../../testing/test-api.ts';
 import { MAX_SNAPSHOTS } from './wire.ts';
-import { enrolPhone, phoneDate, phoneRequest, type EnrolledPhone } from './test-phone.ts';
+import { enrolConnectedPhone, phoneDate, phoneRequest, type EnrolledPhone } from './test-phone.ts';
 
 /** The pull and the snapshots, without a dispatcher: snapshots are checked as the reports they queue. */
 let api: TestApi;
@@ -24,12 +24,10 @@ interface Owner {
   phone: EnrolledPhone;
 }
 
-/** A user with one enrolled phone that has made its start-up call (so it counts as seen). */
+/** A user with an enrolled phone that made its start-up call (`PATCH /device`), so it is available. */
 async function owner(): Promise<Owner> {
   const { userId, apiKey } = await createTestUser(api.db, { devices: 0 });
-  const phone = await enrolPhone(api.app, api.db, userId);
-  expect((await phoneRequest(api.app, 'PATCH', '/mobile/v1/device', { authorization: `Bearer ${phone.token}`, body: { id: phone.id } })).statusCode).toBe(204);
-  return { apiKey, phone };
+  return { apiKey, phone: await enrolConnectedPhone(api.app, api.db, userId) };
 }
 
 /** Messages sent to the phone one request each (so each is newer than the one before) and assigned to it. */

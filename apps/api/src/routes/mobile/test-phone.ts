@@ -116,3 +116,11 @@ export async function enrolPhone(app: FastifyInstance, db: Db, userId: string, b
   if (res.statusCode !== 201) throw new Error(`registration answered ${res.statusCode}: ${res.body}`);
   return res.json();
 }
+
+/** A phone enrolled as above that has made its start-up call (`PATCH /device`), so it counts as seen. */
+export async function enrolConnectedPhone(app: FastifyInstance, db: Db, userId: string): Promise<EnrolledPhone> {
+  const phone = await enrolPhone(app, db, userId);
+  const res = await phoneRequest(app, 'PATCH', '/mobile/v1//device', { authorization: `Bearer ${phone.token}`, body: { id: phone.id } });
+  if (res.statusCode !== 204) throw new Error(`PATCH /device answered ${res.statusCode}: ${res.body}`);
+  return phone;
+}

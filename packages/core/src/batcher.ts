@@ -12,6 +12,11 @@ export class Batcher<In, Out> {
     private readonly maxSize: number,
   ) {}
 
+  /** Nothing waiting and nothing in hand. */
+  get idle(): boolean {
+    return !this.running && this.queue.length === 0;
+  }
+
   add(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
