@@ -68,7 +68,7 @@ const postgres = await measure('Postgres: insert, assign, claim, sent, delivered
         const claimed = await offerMessages(sql, { deviceId, limit: BATCH, order: 'fresh-first', now: new Date() });
         if (claimed.length === 0) return;
         for (const status of ['sent', 'delivered'] as const) {
-          await applyReports(sql, { deviceId, status, now: new Date(), reports: claimed.map((m) => ({ id: m.id, at: new Date(), error: null })) });
+          await applyReports(sql, { status, now: new Date(), reports: claimed.map((m) => ({ id: m.id, deviceId, at: new Date(), error: null })) });
         }
       }
     }),

@@ -206,7 +206,7 @@ describe('GET /api/v1/device/messages (claim: offers until the device reports)',
     expect(first.map((m: { id: string }) => m.id).sort()).toEqual([...ids].sort());
 
     const now = new Date();
-    await applyReports(api.sql, { deviceId: device.id, status: 'sending', reports: [{ id: ids[0]!, at: now, error: null }], now });
+    await applyReports(api.sql, { status: 'sending', reports: [{ id: ids[0]!, deviceId: device.id, at: now, error: null }], now });
     expect(await claimIds(device.token)).toEqual([ids[1]]);
   });
 
@@ -517,7 +517,7 @@ describe('POST /api/v1/device/reports', () => {
     const id = res.json().message_ids[0] as string;
     await vi.waitFor(async () => expect((await message(id)).state).toBe('assigned'), { timeout: 15_000 });
     const now = new Date();
-    expect((await applyReports(api.sql, { deviceId: device.id, status: 'failed', reports: [{ id, at: now, error: 'made up' }], now })).moved).toEqual([]);
+    expect((await applyReports(api.sql, { status: 'failed', reports: [{ id, deviceId: device.id, at: now, error: 'made up' }], now })).moved).toEqual([]);
     expect((await message(id)).state).toBe('assigned');
   });
 

@@ -125,7 +125,7 @@ describe('wake-up', () => {
     expect(await pulled(o.phone)).toEqual([id]);
   });
 
-  it('wakes the phone again after it acknowledged a full pull while messages it was never offered wait', async () => {
+  it('wakes the phone again once it acknowledged a full pull while messages it was never offered wait, not before', async () => {
     const o = await owner();
     const stream = await openStream(o.phone);
     await vi.waitFor(() => expect(enqueuedAt(stream).length).toBe(1), { timeout: 5_000 });
@@ -136,12 +136,18 @@ describe('wake-up', () => {
     expect(first).toHaveLength(100);
     const wakeups = enqueuedAt(stream).length;
     // The phone acknowledges what it took, one snapshot per PATCH, as the app does.
-    for (const id of first) {
+    const acknowledge = async (id: string) => {
       const res = await phoneRequest(api.app, 'PATCH', '/mobile/v1/message', {
         authorization: `Bearer ${o.phone.token}`, body: [snapshot(id, 'Processed', { Pending: phoneNow(), Processed: phoneNow() })],
       });
       expect(res.statusCode).toBe(204);
-    }
+    };
+    for (const id of first.slice(0, -1)) await acknowledge(id);
+    // Not while it still holds an offer it did not acknowledge: a pull would only repeat its reports.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(enqueuedAt(stream).length).toBe(wakeups);
+
+    await acknowledge(first.at(-1)!);
 
     await vi.waitFor(() => expect(enqueuedAt(stream).length).toBeGreaterThan(wakeups), { timeout: 5_000, interval: 20 });
     await vi.waitFor(async () => expect(new Set(await pulled(o.phone))).toEqual(new Set(ids.filter((id) => !first.includes(id)))), { timeout: 10_000 });

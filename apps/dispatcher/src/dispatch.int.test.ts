@@ -1,11 +1,12 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createDevice, deleteDevice } from '@smsgw/db';
+import { assignMessages, createDevice, deleteDevice, offerMessages } from '@smsgw/db';
 import { enqueueDispatch, roundRobinKey } from '@smsgw/queue';
 import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import type { Dispatcher } from './dispatcher.ts';
 import { startTestDispatcher } from './testing/test-dispatcher.ts';
+import { applyDeviceReports } from './handlers/apply-reports.ts';
 
 let api: TestApi;
 const running: Dispatcher[] = [];
@@ -236,6 +237,31 @@ describe('dispatch is idempotent', () => {
     expect(after).toEqual(before);
     expect(after.assignments).toBe(1);
     expect(await api.db.messageEvent.count({ where: { messageId: id, state: 'assigned' } })).toBe(1);
+  });
+});
+
+describe('reports of several devices applied together', () => {
+  it('moves each device’s own messages only, whatever else the batch holds', async () => {
+    const { apiKey, devices } = await userWithDevices(2);
+    const [a, b] = [devices[0]!, devices[1]!];
+    const [ofA, ofB] = await sendSingles(apiKey, 2);
+    const now = new Date();
+    await assignMessages(api.sql, { assignments: [{ id: ofA!, deviceId: a.id }, { id: ofB!, deviceId: b.id }], now });
+    for (const device of [a, b]) await offerMessages(api.sql, { deviceId: device.id, limit: 10, order: 'oldest', now });
+    const at = now.toISOString();
+
+    const result = await applyDeviceReports(api.sql, [
+      // Device a reports b's message failed: it is not a's, so it moves nothing.
+      { deviceId: a.id, receivedAt: at, reports: [{ id: ofA!, status: 'delivered' }, { id: ofB!, status: 'failed', error: 'not mine' }] },
+      { deviceId: b.id, receivedAt: at, reports: [{ id: ofB!, status: 'sent' }] },
+    ]);
+
+    expect(result.applied.sort((x, y) => x.status.localeCompare(y.status))).toEqual([
+      { id: ofA, status: 'delivered' },
+      { id: ofB, status: 'sent' },
+    ]);
+    const rows = await api.db.message.findMany({ where: { id: { in: [ofA!, ofB!] } } });
+    expect(Object.fromEntries(rows.map((m) => [m.id, [m.state, m.error]]))).toEqual({ [ofA!]: ['delivered', null], [ofB!]: ['sent', null] });
   });
 });
 

@@ -19,6 +19,8 @@ import { DispatcherMetrics } from './metrics.ts';
 // waited so far, between these bounds: quickly after a short outage, rarely during a long one.
 const NO_DEVICE_RETRY_MIN_MS = 5_000;
 const NO_DEVICE_RETRY_MAX_MS = 300_000;
+// Report jobs applied in one batch, at most (each holds up to 500 reports).
+const REPORT_JOBS_PER_BATCH = 20;
 
 function noDeviceRetryDelay(waitedMs: number): number {
   return Math.min(NO_DEVICE_RETRY_MAX_MS, Math.max(NO_DEVICE_RETRY_MIN_MS, waitedMs / 4));
@@ -85,6 +87,15 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     return outcomes;
   }, config.DISPATCH_BATCH_SIZE);
 
+  // The report jobs taken together (a phone sends a request per state change) are applied together:
+  // one statement per lifecycle step for all of them.
+  const reporter = new Batcher<JobPayload<'device.reports'>, number>(async (payloads) => {
+    const { applied, deliveries } = await applyDeviceReports(sql, payloads);
+    for (const { status } of applied) metrics.transitions.inc({ state: status });
+    await enqueueDeliveries(webhooksQueue, log, deliveries);
+    return payloads.map(() => applied.length);
+  }, REPORT_JOBS_PER_BATCH);
+
   // One handler per job of the catalog: a job name without a handler does not compile.
   const handlers: { [N in JobName]: Handler<N> } = {
     'message.dispatch': async ({ messageId }, job, token) => {
@@ -92,12 +103,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       if (outcome === 'no_device') return runAgainAt(job, token, Date.now() + noDeviceRetryDelay(Date.now() - job.timestamp));
       return outcome;
     },
-    'device.reports': async (payload) => {
-      const { applied, deliveries } = await applyDeviceReports(sql, payload);
-      for (const { status } of applied) metrics.transitions.inc({ state: status });
-      await enqueueDeliveries(webhooksQueue, log, deliveries);
-      return applied;
-    },
+    'device.reports': async (payload) => reporter.add(payload),
     'webhook.deliver': async ({ deliveryId, webhookId }, job, token) => {
       const result = await deliverWebhook(deliverDeps, { deliveryId, webhookId, slotToken: `${job.id}:${token}` });
       if (result.outcome === 'attempted' && result.retryAt !== undefined) return runAgainAt(job, token, result.retryAt);

@@ -79,6 +79,8 @@ export type ReportStatus = 'sending' | 'sent' | 'delivered' | 'failed';
 
 export interface ReportInput {
   id: string;
+  /** The device that reported: only its own messages move. */
+  deviceId: string;
   at: Date;
   error: string | null;
 }
@@ -103,25 +105,25 @@ export const REPORT_EVENTS: Record<ReportStatus, MessageEventType[]> = {
 };
 
 /**
- * Applies one kind of report of one device: a compare-and-set from the states that may lead to
- * `status` and that a device has had in hand (offered), only on the device's own messages, with
+ * Applies one kind of report, of one device or many: a compare-and-set from the states that may
+ * lead to `status` and that a device has had in hand (offered), only on each device's own messages, with
  * the webhook events of the transition in the same statement. Duplicate and backward reports
  * match no row and write no event. `from` narrows the states moved from, `events` replaces the
  * events written (a `delivered` report of a message never reported `sent` also means it was sent).
  */
 export async function applyReports(
   sql: Sql,
-  options: { deviceId: string; status: ReportStatus; reports: ReportInput[]; now: Date; from?: MessageState[]; events?: MessageEventType[] },
+  options: { status: ReportStatus; reports: ReportInput[]; now: Date; from?: MessageState[]; events?: MessageEventType[] },
 ): Promise<Transitioned> {
   if (options.reports.length === 0) return { moved: [], deliveries: [] };
-  const { deviceId, status, now, reports } = options;
+  const { status, now, reports } = options;
   const from = statesLeadingTo(status).filter((s) => s !== 'pending' && (!options.from || options.from.includes(s)));
   const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
-    `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]) AS t(id, at, error)),
+    `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $6::uuid[]) AS t(id, at, error, device_id)),
      moved AS (
        UPDATE messages m SET state = $4::message_state, updated_at = $5, ${REPORT_SETS[status]}
        FROM input
-       WHERE m.id = input.id AND m.device_id = $6 AND m.state = ANY($7::message_state[])
+       WHERE m.id = input.id AND m.device_id = input.device_id AND m.state = ANY($7::message_state[])
          AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
        RETURNING m.id, m.user_id, m.device_id, ${AT} AS at, input.error, to_jsonb(m) AS snapshot
      ), history AS (
@@ -129,7 +131,10 @@ export async function applyReports(
        SELECT id, $4::message_state, device_id, at, error FROM moved
      ), ${webhookEventsCte('$8')}
      ${TRANSITIONED_SELECT}`,
-    [reports.map((r) => r.id), reports.map((r) => r.at), reports.map((r) => r.error), status, now, deviceId, from, options.events ?? REPORT_EVENTS[status]],
+    [
+      reports.map((r) => r.id), reports.map((r) => r.at), reports.map((r) => r.error), status, now, reports.map((r) => r.deviceId), from,
+      options.events ?? REPORT_EVENTS[status],
+    ],
   );
   return toTransitioned(rows);
 }

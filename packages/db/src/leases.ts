@@ -5,6 +5,14 @@ import type { Sql } from './sql.ts';
  * call. Only messages never offered to their device move or expire by these; an offered message
  * stays with its device until it reports or its offer lapses.
  */
+// The message's device took nothing since the lease began ($1): it went away, or it is stuck. A
+// device that takes messages keeps its queue, however long (a phone works through it at its pace).
+const NOT_TAKING = '(d.offered_at IS NULL OR d.offered_at < $1)';
+
+/**
+ * Assigned messages never offered, past the assignment lease, of a device that is not taking
+ * messages: back to `pending` (and to round-robin), at most `maxAssignments` times.
+ */
 export async function releaseUnclaimed(
   sql: Sql,
   options: { assignedBefore: Date; maxAssignments: number; limit: number; now: Date },
@@ -12,9 +20,10 @@ export async function releaseUnclaimed(
   const { assignedBefore, maxAssignments, limit, now } = options;
   const { rows } = await sql.query<{ id: string }>(
     `WITH picked AS (
-       SELECT id FROM messages
-       WHERE state = 'assigned' AND offered_at IS NULL AND assigned_at < $1 AND requested_device_id IS NULL AND assignments < $2
-       ORDER BY assigned_at LIMIT $3 FOR UPDATE SKIP LOCKED
+       SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
+       WHERE m.state = 'assigned' AND m.offered_at IS NULL AND m.assigned_at < $1 AND m.requested_device_id IS NULL AND m.assignments < $2
+         AND ${NOT_TAKING}
+       ORDER BY m.assigned_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
      ), moved AS (
        UPDATE messages m SET state = 'pending', updated_at = $4
        FROM picked WHERE m.id = picked.id AND m.state = 'assigned' AND m.offered_at IS NULL
@@ -29,15 +38,16 @@ export async function releaseUnclaimed(
   return rows.map((r) => r.id);
 }
 
-/** Assigned messages past their lease, never offered, that may not move (out of assignments). */
+/** Assigned messages past their lease, never offered, of a device not taking messages, that may not move (out of assignments). */
 export async function unclaimedExhausted(
   sql: Sql,
   options: { assignedBefore: Date; maxAssignments: number; limit: number },
 ): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM messages
-     WHERE state = 'assigned' AND offered_at IS NULL AND assigned_at < $1 AND requested_device_id IS NULL AND assignments >= $2
-     ORDER BY assigned_at LIMIT $3`,
+    `SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
+     WHERE m.state = 'assigned' AND m.offered_at IS NULL AND m.assigned_at < $1 AND m.requested_device_id IS NULL AND m.assignments >= $2
+       AND ${NOT_TAKING}
+     ORDER BY m.assigned_at LIMIT $3`,
     [options.assignedBefore, options.maxAssignments, options.limit],
   );
   return rows.map((r) => r.id);

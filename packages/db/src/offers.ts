@@ -32,8 +32,9 @@ const ORDER_BY: Record<OfferOrder, string> = {
  * Up to `limit` of the device's assigned messages, marked as offered. Rows are locked while they
  * are read (SKIP LOCKED: a row being released by the sweep or moved by a report is not offered),
  * so a message returned here was the device's at that moment and now counts as offered, which
- * keeps the assignment lease from handing it to another device. A disabled or deleted device is
- * offered nothing.
+ * keeps the assignment lease from handing it to another device. The device's own `offered_at`
+ * records that it takes messages (at most once a second). A disabled or deleted device is offered
+ * nothing.
  */
 export async function offerMessages(
   sql: Sql,
@@ -50,6 +51,10 @@ export async function offerMessages(
        FOR UPDATE OF m SKIP LOCKED
      ), marked AS (
        UPDATE messages m SET offered_at = $3 FROM picked WHERE m.id = picked.id AND picked.offered_at IS NULL
+     ), taking AS (
+       -- The device takes messages: the assignment lease leaves the rest of its queue alone.
+       UPDATE devices SET offered_at = $3
+       WHERE id = $1 AND EXISTS (SELECT 1 FROM picked) AND (offered_at IS NULL OR offered_at < $3 - interval '1 second')
      )
      SELECT id, to_number, body, created_at, offered_at FROM picked ORDER BY ${ORDER_BY[order]}`,
     [deviceId, limit, now],
@@ -57,11 +62,15 @@ export async function offerMessages(
   return rows.map((r) => ({ id: r.id, to: r.to_number, body: r.body, createdAt: r.created_at, offeredAt: r.offered_at ?? now }));
 }
 
-/** Whether the device has assigned messages it was never offered (more than one pull could take). */
-export async function hasFreshOffers(sql: Sql, deviceId: string): Promise<boolean> {
-  const { rows } = await sql.query<{ more: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NULL) AS more`,
+/**
+ * Whether the device acknowledged everything it was offered and has messages it was never offered
+ * (more than one pull could take): then it is worth waking again.
+ */
+export async function readyForMoreOffers(sql: Sql, deviceId: string): Promise<boolean> {
+  const { rows } = await sql.query<{ ready: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NULL)
+        AND NOT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NOT NULL) AS ready`,
     [deviceId],
   );
-  return rows[0]?.more === true;
+  return rows[0]?.ready === true;
 }

@@ -1,9 +1,13 @@
 -- CreateEnum
 CREATE TYPE "device_protocol" AS ENUM ('native', 'sms_gate');
 
+-- DropIndex
+DROP INDEX "messages_device_id_state_idx";
+
 -- AlterTable
 ALTER TABLE "devices" ADD COLUMN     "app_version" TEXT,
 ADD COLUMN     "inbound_secret" TEXT,
+ADD COLUMN     "offered_at" TIMESTAMPTZ(3),
 ADD COLUMN     "protocol" "device_protocol" NOT NULL DEFAULT 'native',
 ADD COLUMN     "push_token" BOOLEAN NOT NULL DEFAULT false,
 ADD COLUMN     "signing_key" TEXT,
@@ -67,6 +71,9 @@ CREATE INDEX "device_pairings_user_id_created_at_idx" ON "device_pairings"("user
 
 -- CreateIndex
 CREATE INDEX "device_pairings_expires_at_idx" ON "device_pairings"("expires_at");
+
+-- CreateIndex
+CREATE INDEX "messages_device_id_state_created_at_idx" ON "messages"("device_id", "state", "created_at");
 
 -- CreateIndex
 CREATE INDEX "messages_state_offered_at_idx" ON "messages"("state", "offered_at");

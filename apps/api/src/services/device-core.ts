@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { AppError, Batcher, isUuid, newId, storableText } from '@smsgw/core';
 import {
-  hasFreshOffers, messagesOfDevice, offerMessages, storeInbound, type AuthenticatedDevice, type InboundSms, type OfferOrder, type OfferedMessage,
+  readyForMoreOffers, messagesOfDevice, offerMessages, storeInbound, type AuthenticatedDevice, type InboundSms, type OfferOrder, type OfferedMessage,
 } from '@smsgw/db';
 import { enqueueReports, enqueueWebhookDeliveries, publishWakeups, type DeviceReport } from '@smsgw/queue';
 
@@ -76,10 +76,12 @@ export class ReportIntake {
 }
 
 /**
- * After acknowledgements: a device that pulls at most a page at a time is woken again while it
- * has messages it was never offered (real-devices.md §2b.4). One check per device a moment after
- * the first acknowledgement of a burst, and one after any that come later, so the check after the
- * last acknowledgement is never dropped; the event stream coalesces the wake-ups to one a second.
+ * After acknowledgements: a device that pulls at most a page at a time is woken again once it
+ * acknowledged all it was offered while messages it was never offered wait (real-devices.md
+ * §2b.4). Not before: each pull makes the app report again every message it holds, so waking it
+ * while it still holds unacknowledged offers would only repeat those reports. One check per
+ * device a moment after the first acknowledgement of a burst, and one after any that come later,
+ * so the check after the last acknowledgement is never dropped.
  */
 export class MoreWaiting {
   private readonly due = new Map<string, NodeJS.Timeout>();
@@ -93,7 +95,7 @@ export class MoreWaiting {
     if (this.due.has(deviceId)) return;
     const timer = setTimeout(() => {
       this.due.delete(deviceId);
-      hasFreshOffers(this.app.sql, deviceId)
+      readyForMoreOffers(this.app.sql, deviceId)
         .then((more) => (more ? publishWakeups(this.app.redis, this.app.config.QUEUE_PREFIX, [deviceId]) : undefined))
         .catch((error: unknown) => this.app.log.warn({ err: error, deviceId }, 'wake-up after acknowledgement failed'));
     }, this.delayMs);

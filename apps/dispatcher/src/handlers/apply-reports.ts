@@ -9,18 +9,19 @@ export interface AppliedReports {
 }
 
 /**
- * Applies a device's batch of reports, in lifecycle order so that the acknowledgement (`sending`),
- * `sent` and `delivered` of one message in one batch all apply: one compare-and-set statement per
- * step. A `delivered` report of a message not yet `sent` (its `sent` report is late or lost) also
- * emits `message.sent`.
+ * Applies batches of devices' reports (the payloads of one or more `device.reports` jobs), in
+ * lifecycle order so that the acknowledgement (`sending`), `sent` and `delivered` of one message
+ * all apply: one compare-and-set statement per step for all of them. A `delivered` report of a
+ * message not yet `sent` (its `sent` report is late or lost) also emits `message.sent`.
  */
-export async function applyDeviceReports(sql: Sql, payload: JobPayload<'device.reports'>): Promise<AppliedReports> {
-  const receivedAt = new Date(payload.receivedAt);
+export async function applyDeviceReports(sql: Sql, payloads: JobPayload<'device.reports'>[]): Promise<AppliedReports> {
   const now = new Date();
   const inputs = (status: ReportStatus): ReportInput[] =>
-    payload.reports
-      .filter((r) => r.status === status)
-      .map((r) => ({ id: r.id, at: r.at ? new Date(r.at) : receivedAt, error: r.error ?? null }));
+    payloads.flatMap((payload) =>
+      payload.reports
+        .filter((r) => r.status === status)
+        .map((r) => ({ id: r.id, deviceId: payload.deviceId, at: new Date(r.at ?? payload.receivedAt), error: r.error ?? null })),
+    );
   const steps = [
     { status: 'sending' as const },
     { status: 'sent' as const },
@@ -32,7 +33,7 @@ export async function applyDeviceReports(sql: Sql, payload: JobPayload<'device.r
   for (const step of steps) {
     const reports = inputs(step.status);
     if (reports.length === 0) continue;
-    const { moved, deliveries } = await applyReports(sql, { deviceId: payload.deviceId, reports, now, ...step });
+    const { moved, deliveries } = await applyReports(sql, { reports, now, ...step });
     for (const id of moved) result.applied.push({ id, status: step.status });
     result.deliveries.push(...deliveries);
   }

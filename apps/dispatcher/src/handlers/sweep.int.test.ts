@@ -74,7 +74,7 @@ async function offer(deviceId: string): Promise<string[]> {
 
 async function acknowledge(deviceId: string, id: string): Promise<void> {
   const now = new Date();
-  expect((await applyReports(api.sql, { deviceId, status: 'sending', reports: [{ id, at: now, error: null }], now })).moved).toEqual([id]);
+  expect((await applyReports(api.sql, { status: 'sending', reports: [{ id, deviceId, at: now, error: null }], now })).moved).toEqual([id]);
 }
 
 async function jobData(id: string): Promise<unknown> {
@@ -146,6 +146,38 @@ describe('the assignment lease (ASSIGN_LEASE_SECONDS)', () => {
 
     await vi.waitFor(async () => expect(await message(left.id)).toMatchObject({ state: 'assigned', assignments: 2 }), { timeout: 15_000 });
     expect((await message(left.id)).deviceId).toBe(other.deviceId);
+  });
+
+  it('leaves the queue of a device that is taking messages alone, however long it waits, and moves it once the device stops', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
+    const busy = devices[0]!;
+    const waiting = await sendOne(apiKey, { dropJob: true });
+    await assign(waiting, busy.id);
+    // The device took other messages 30 s into the lease (a phone working through a long queue).
+    await api.db.device.update({ where: { id: busy.id }, data: { offeredAt: new Date(Date.now() + 30_000) } });
+
+    await sweepAt(61);
+    expect(await message(waiting)).toMatchObject({ state: 'assigned', deviceId: busy.id, offeredAt: null });
+
+    // 60 s after it last took anything, its waiting messages go back to round-robin.
+    await sweepAt(91);
+    expect(await message(waiting)).toMatchObject({ state: 'pending', assignments: 1 });
+    expect(await jobData(waiting)).toEqual({ messageId: waiting });
+  });
+
+  it('records on the device that it takes messages when it is offered some', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
+    const device = devices[0]!;
+    expect(await offer(device.id)).toEqual([]);
+    expect((await api.db.device.findUniqueOrThrow({ where: { id: device.id } })).offeredAt).toBeNull();
+    const id = await sendOne(apiKey, { dropJob: true });
+    await assign(id, device.id);
+    const before = Date.now();
+
+    expect(await offer(device.id)).toEqual([id]);
+
+    const { offeredAt } = await api.db.device.findUniqueOrThrow({ where: { id: device.id } });
+    expect(offeredAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
   });
 
   it('follows the configured lease and limit (ASSIGN_LEASE_SECONDS=5, MAX_ASSIGNMENTS=1)', async () => {
@@ -261,7 +293,7 @@ describe('the sending lease (SENDING_LEASE_SECONDS from the first offer, plus DE
     await assign(id, device.id);
     expect(await offer(device.id)).toEqual([id]);
     const now = new Date();
-    await applyReports(api.sql, { deviceId: device.id, status: 'sent', reports: [{ id, at: now, error: null }], now });
+    await applyReports(api.sql, { status: 'sent', reports: [{ id, deviceId: device.id, at: now, error: null }], now });
 
     await sweepAt(3 * 86_400);
 
@@ -342,8 +374,8 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     for (const id of [sentId, deliveredId]) await assign(id, device.id);
     await offer(device.id);
     const now = new Date();
-    expect((await applyReports(api.sql, { deviceId: device.id, status: 'sent', reports: [{ id: sentId, at: now, error: null }], now })).moved).toEqual([sentId]);
-    expect((await applyReports(api.sql, { deviceId: device.id, status: 'delivered', reports: [{ id: deliveredId, at: now, error: null }], now })).moved).toEqual([deliveredId]);
+    expect((await applyReports(api.sql, { status: 'sent', reports: [{ id: sentId, deviceId: device.id, at: now, error: null }], now })).moved).toEqual([sentId]);
+    expect((await applyReports(api.sql, { status: 'delivered', reports: [{ id: deliveredId, deviceId: device.id, at: now, error: null }], now })).moved).toEqual([deliveredId]);
     const before = await Promise.all([message(sentId), message(deliveredId)]);
 
     await sweepAt(3 * DAY);

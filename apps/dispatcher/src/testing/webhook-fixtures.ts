@@ -164,7 +164,7 @@ export async function sendingMessages(api: TestApi, user: TestUser, count = 1): 
   expect(await assignMessages(api.sql, { assignments: ids.map((id) => ({ id, deviceId })), now })).toHaveLength(count);
   const offered = await offerMessages(api.sql, { deviceId, limit: 500, order: 'oldest', now });
   expect(offered).toHaveLength(count);
-  const acknowledged = await applyReports(api.sql, { deviceId, status: 'sending', now, reports: ids.map((id) => ({ id, at: now, error: null })) });
+  const acknowledged = await applyReports(api.sql, { status: 'sending', now, reports: ids.map((id) => ({ id, deviceId, at: now, error: null })) });
   expect(acknowledged.moved).toHaveLength(count);
   return ids;
 }

@@ -98,7 +98,7 @@ describe('410 Gone', () => {
     const target = await receiver();
     const hook = await createWebhook(api, user.userId, target.url);
     const [id] = await sendingMessages(api, user);
-    const applied = await applyDeviceReports(api.sql, { deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'sent' }] });
+    const applied = await applyDeviceReports(api.sql, [{ deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'sent' }] }]);
     expect(applied.deliveries).toHaveLength(1);
     await api.db.webhook.update({ where: { id: hook.id }, data: { enabled: false } });
     await enqueueWebhookDeliveries(api.app.webhooksQueue, applied.deliveries);
@@ -243,9 +243,9 @@ describe('the webhook outbox', () => {
     const target = await receiver();
     await createWebhook(api, user.userId, target.url);
     const [id] = await sendingMessages(api, user);
-    const { deliveries: [delivery] } = await applyDeviceReports(api.sql, {
+    const { deliveries: [delivery] } = await applyDeviceReports(api.sql, [{
       deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'sent' }],
-    });
+    }]);
     const deliveryId = delivery!.id;
     const queue = api.app.webhooksQueue;
     await enqueueWebhookDeliveries(queue, [delivery!]);

@@ -155,7 +155,7 @@ describe('webhook events', () => {
 
     // The same report again, and a late `sent`, move nothing and write no delivery.
     for (const status of ['delivered', 'sent'] as const) {
-      const again = await applyDeviceReports(api.sql, { deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status }] });
+      const again = await applyDeviceReports(api.sql, [{ deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status }] }]);
       expect(again).toEqual({ applied: [], deliveries: [] });
     }
     expect((await deliveries(api, { messageId: id! })).map((d) => d.id).sort()).toEqual(rows.map((d) => d.id).sort());
