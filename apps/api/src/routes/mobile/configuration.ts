@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { publicUrl } from '@smsgw/config';
 import { AppError } from '@smsgw/core';
 import { phoneSecrets } from '@smsgw/db';
-import type { MobileContext } from './index.ts';
+import type { MobileContext } from './context.ts';
 import { phoneAuthentication } from './phone-auth.ts';
 import { PhoneWebhook, phoneErrors, Settings } from './wire.ts';
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MoreWaiting, ReportIntake } from '../../services/device-core.ts';
 import { EventStreams } from '../../services/event-stream.ts';
+import type { MobileContext } from './context.ts';
 import configurationRoutes from './configuration.ts';
 import inboundRoutes from './inbound.ts';
 import messageRoutes from './messages.ts';
@@ -16,13 +17,6 @@ declare module 'fastify' {
 
 /** The base of the mobile API; the app's own docs tell self-hosters to type the second. */
 export const MOBILE_PREFIXES = ['/mobile/v1', '/api/mobile/v1'] as const;
-
-export interface MobileContext {
-  streams: EventStreams;
-  /** Wakes a phone again after its acknowledgements while it has messages never offered. */
-  moreWaiting: MoreWaiting;
-  reports: ReportIntake;
-}
 
 /**
  * The SMS Gate app's mobile API (real-devices.md §2): a thin adapter that translates the app's

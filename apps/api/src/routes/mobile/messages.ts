@@ -4,7 +4,7 @@ import { offerValidUntil } from '@smsgw/core';
 import type { OfferedMessage } from '@smsgw/db';
 import { ErrorBody } from '../../schemas/common.ts';
 import { offer } from '../../services/device-core.ts';
-import type { MobileContext } from './index.ts';
+import type { MobileContext } from './context.ts';
 import { phoneAuthentication } from './phone-auth.ts';
 import { reportsOfSnapshot } from './snapshots.ts';
 import { MobileMessage, phoneErrors, PullQuery, SnapshotsBody } from './wire.ts';
