@@ -23,6 +23,9 @@ describe('isForbiddenAddress', () => {
     ['http://0x7f.0.0.1/', '127.0.0.1'],
     ['http://017700000001/', '127.0.0.1'],
     ['http://[::ffff:127.0.0.1]/', '[::ffff:7f00:1]'],
+    ['http://[::ffff:0:127.0.0.1]/', '[::ffff:0:7f00:1]'],
+    ['http://[2002:7f00:1::1]/', '[2002:7f00:1::1]'],
+    ['http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', '[2001:0:4136:e378:8000:63bf:3fff:fdd2]'],
   ])('refuses %s, which a URL parser reads as %s', (url, host) => {
     expect(hostOf(url)).toBe(host);
     expect(isForbiddenAddress(hostOf(url))).toBe(true);

@@ -19,7 +19,11 @@ describe('parseWebhookUrl', () => {
   it.each([
     ['ftp://public.example/', 'must use http or https'],
     ['javascript:alert(1)', 'must use http or https'],
-    ['not a url', 'not a valid absolute URL'],
+    ['not-a-url', 'not a valid absolute URL'],
+    ['not a url', 'must not contain spaces'],
+    ['https://public.example/hook\r\nX-Injected: 1', 'must not contain spaces, line breaks'],
+    ['https://public.example/a b', 'must not contain spaces'],
+    ['https://public.example/\u0000', 'control characters'],
     ['/relative/path', 'not a valid absolute URL'],
     ['https://user:pass@public.example/', 'must not contain a user name or password'],
     [`https://public.example/${'a'.repeat(2000)}`, 'longer than 2000 characters'],

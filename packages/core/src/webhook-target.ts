@@ -34,6 +34,8 @@ function hostOf(url: URL): string {
 /** Checks the form of a webhook URL: absolute http(s), no credentials, at most 2,000 characters. */
 export function parseWebhookUrl(text: string): URL {
   if (text.length > 2000) throw new WebhookTargetError('The URL is longer than 2000 characters.');
+  // A URL parser drops line breaks and encodes spaces: refuse them rather than store what was not meant.
+  if (/[\s\u0000-\u001f\u007f]/u.test(text)) throw new WebhookTargetError('The URL must not contain spaces, line breaks or other control characters.');
   let url: URL;
   try {
     url = new URL(text);

@@ -45,7 +45,7 @@ export async function listContacts(
   const where = {
     userId: o.userId,
     ...(o.phone !== undefined && { phone: o.phone }),
-    ...(o.name !== undefined && { name: { contains: o.name, mode: 'insensitive' as const } }),
+    ...(o.name !== undefined && { name: { contains: likeLiteral(o.name), mode: 'insensitive' as const } }),
   };
   const [rows, total] = await Promise.all([
     db.contact.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: o.offset, take: o.limit, select: contactColumns }),
@@ -103,4 +103,9 @@ export async function contactNamesByPhone(db: Db, o: { userId: string; phones: s
   const rows = await db.$queryRaw<{ phone: string; name: string }[]>`
     SELECT phone, name FROM contacts WHERE user_id = ${o.userId}::uuid AND phone = ANY(${o.phones}::text[])`;
   return new Map(rows.map((r) => [r.phone, r.name]));
+}
+
+/** Prisma's `contains` is an (I)LIKE pattern: `%`, `_` and `\` in the user's text must match themselves. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

@@ -233,6 +233,23 @@ describe('GET /api/v1/contacts', () => {
     expect((await call(api.app, apiKey, 'GET', `/api/v1/contacts?name=ada&phone=${encodeURIComponent(ada.phone)}`)).json().data).toEqual([ada]);
   });
 
+  it('takes %, _ and \\ in the name filter as the characters themselves, not as wildcards', async () => {
+    const { apiKey } = await createTestUser(api.db);
+    const percent = await createContact(apiKey, { name: '100% sure', phone: phone() });
+    const underscore = await createContact(apiKey, { name: 'a_b', phone: phone() });
+    const backslash = await createContact(apiKey, { name: 'back\\slash', phone: phone() });
+    await createContact(apiKey, { name: '1000 sure', phone: phone() });
+    await createContact(apiKey, { name: 'axb', phone: phone() });
+    await createContact(apiKey, { name: 'backslash', phone: phone() });
+
+    const names = async (filter: string) =>
+      ((await call(api.app, apiKey, 'GET', `/api/v1/contacts?name=${encodeURIComponent(filter)}`)).json().data as { id: string }[]).map((c) => c.id);
+    expect(await names('0%')).toEqual([percent.id]);
+    expect(await names('a_b')).toEqual([underscore.id]);
+    expect(await names('k\\s')).toEqual([backslash.id]);
+    expect(await names('%')).toEqual([percent.id]);
+  });
+
   it.each(['limit=0', 'limit=101', 'offset=-1', 'limit=abc'])('refuses the query %s with 400 invalid_request', async (query) => {
     const { apiKey } = await createTestUser(api.db);
     const res = await call(api.app, apiKey, 'GET', `/api/v1/contacts?${query}`);

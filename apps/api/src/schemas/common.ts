@@ -17,10 +17,13 @@ export const IdParams = Type.Object({ id: Type.String() }, { additionalPropertie
 export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
+/** How many to skip: at most 2^31 - 1, so that no value overflows the database's offset. */
+export const Offset = Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 0 });
+
 /** `limit` 1..100 (default 20) and `offset` >= 0, as for messages. */
 export const Pagination = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  offset: Offset,
 });
 
 export function page<T extends object>(data: T[], total: number, query: { limit: number; offset: number }) {

@@ -214,6 +214,11 @@ describe('GET /api/v1/sms: paging', () => {
     ['offset', '-1'],
     ['offset', 'abc'],
     ['offset', '2.5'],
+    ['offset', '9223372036854775808'],
+    ['offset', '2147483648'],
+    ['to', ' 15551234567'],
+    ['to', '15551234567'],
+    ['to', '+1555 123'],
   ])('refuses %s=%j with 400 invalid_request naming the parameter', async (name, value) => {
     const { apiKey } = await createTestUser(api.db);
     const res = await list(apiKey, { [name]: value });
@@ -294,6 +299,8 @@ describe('GET /api/v1/sms: filters', () => {
     expect(sent.data.map((m: { id: string }) => m.id)).toEqual([mine[0]]);
     // Exact match only: a prefix of the number matches nothing.
     expect((await list(apiKey, { to: to.slice(0, -1) })).json().total).toBe(0);
+    // The largest offset is taken (and finds nothing), not refused by the database.
+    expect((await list(apiKey, { offset: 2_147_483_647 })).json()).toMatchObject({ data: [], offset: 2_147_483_647 });
   });
 
   it('filters by batch_id', async () => {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { MAX_BODY_CODE_POINTS, MessageRecordSchema, STATUS_FILTER_VALUES } from '@smsgw/core';
-import { ErrorBody } from '../../schemas/common.ts';
+import { ErrorBody, Offset } from '../../schemas/common.ts';
 
 const Recipients = Type.Array(Type.String(), {
   description: 'Phone numbers in E.164 format (`^\\+[1-9]\\d{1,14}$`). May be empty when group_ids bring members.',
@@ -51,11 +51,13 @@ export const IdempotencyHeaders = Type.Object({
 
 export const ListQuery = Type.Object({
   status: Type.Optional(Type.Enum(STATUS_FILTER_VALUES, { description: 'queued matches pending and assigned.' })),
-  to: Type.Optional(Type.String({ description: 'Exact recipient number.' })),
+  to: Type.Optional(
+    Type.String({ pattern: '^\\+[1-9]\\d{1,14}$', description: 'Exact recipient number, E.164 (send the + as %2B in a query string).' }),
+  ),
   batch_id: Type.Optional(Type.String({ format: 'uuid' })),
   device_id: Type.Optional(Type.String({ format: 'uuid' })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  offset: Offset,
 });
 
 export const MessageList = Type.Object({
