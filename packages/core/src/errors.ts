@@ -62,12 +62,15 @@ export type ErrorCode = keyof typeof ERRORS;
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
+  /** Sent as `Retry-After`: when trying again may succeed (503, the 409 of a key in flight). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message?: string) {
+  constructor(code: ErrorCode, message?: string, options: { retryAfterSeconds?: number } = {}) {
     super(message ?? ERRORS[code].message);
     this.name = 'AppError';
     this.code = code;
     this.status = ERRORS[code].status;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? (code === 'service_unavailable' ? 5 : undefined);
   }
 
   /** The response body: `{error, message}`, or `{message}` for the spec's send-template errors. */

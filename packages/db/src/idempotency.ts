@@ -11,7 +11,7 @@ export type IdempotencyClaim =
   | { outcome: 'claimed' }
   | { outcome: 'replay'; code: number; body: unknown }
   | { outcome: 'mismatch' }
-  | { outcome: 'in_flight' };
+  | { outcome: 'in_flight'; claimedAt: Date };
 
 export interface ClaimOptions {
   userId: string;
@@ -39,11 +39,11 @@ export async function claimIdempotencyKey(db: Db, o: ClaimOptions): Promise<Idem
 
   const existing = await db.idempotencyKey.findUnique({
     where: { userId_key: { userId: o.userId, key: o.key } },
-    select: { requestHash: true, completedAt: true, responseCode: true, responseBody: true },
+    select: { requestHash: true, completedAt: true, responseCode: true, responseBody: true, createdAt: true },
   });
   if (!existing) return claimIdempotencyKey(db, o); // released meanwhile
   if (!sameHash(existing.requestHash, o.requestHash)) return { outcome: 'mismatch' };
-  if (!existing.completedAt || existing.responseCode === null) return { outcome: 'in_flight' };
+  if (!existing.completedAt || existing.responseCode === null) return { outcome: 'in_flight', claimedAt: existing.createdAt };
   return { outcome: 'replay', code: existing.responseCode, body: existing.responseBody };
 }
 

@@ -44,17 +44,28 @@ export function describeValidation(issues: ValidationIssue[], context: string | 
   return `Invalid ${part} '${path}': ${issue.message ?? 'not valid'}.`;
 }
 
-// Postgres or Redis cannot be reached (Prisma's P1001/P1002/P1017, node's socket errors): the request
-// can be retried later, so it is a 503, not a 500.
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+// Postgres or Redis cannot take the request now, so it can be retried later: a 503, not a 500.
+// Node's socket errors; Prisma's "cannot reach", "connection closed" and pool timeout (P1001, P1002,
+// P1017, P2024); Postgres's connection exceptions (class 08) and its shutting-down or starting-up
+// answers (57P01-57P03, "the database system is not yet accepting connections").
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'P1001', 'P1002', 'P1017', 'P2024', '57P01', '57P02', '57P03',
+]);
+const UNAVAILABLE_MESSAGES = ["Stream isn't writeable", 'Connection terminated', 'not yet accepting connections', 'Connection is closed'];
 
-function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  const message = (error as { message?: unknown }).message;
-  // ioredis refuses commands while disconnected when its offline queue is off.
-  return typeof message === 'string' && message.includes("Stream isn't writeable");
+/** Whether an error (or one it was caused by) says that Postgres or Redis is away for now. */
+export function isUnavailable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const { code, message, cause, originalCode } = error as { code?: unknown; message?: unknown; cause?: unknown; originalCode?: unknown };
+  for (const value of [code, originalCode]) {
+    if (typeof value === 'string' && (UNAVAILABLE_CODES.has(value) || /^08\d{3}$/.test(value))) return true;
+  }
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((text) => message.includes(text))) return true;
+  return isUnavailable(cause, depth + 1);
 }
+
+// What a client is told to wait before it tries again after a 503 of ours.
+const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
@@ -72,6 +83,7 @@ export const errorHandler = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
       if (isAppError(error)) {
+        if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
         return reply.status(error.status).send(error.body());
       }
       if (error.validation) {
@@ -90,8 +102,8 @@ export const errorHandler = fp(
         return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
       }
       if (isUnavailable(error)) {
-        request.log.error({ err: error }, 'dependency unavailable');
-        return reply.status(503).send(new AppError('service_unavailable').body());
+        request.log.warn({ err: error }, 'dependency unavailable');
+        return reply.status(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_SECONDS)).send(new AppError('service_unavailable').body());
       }
       request.log.error({ err: error }, 'unhandled error');
       return reply.status(500).send(new AppError('internal_error').body());

@@ -83,6 +83,7 @@ describe('when Postgres cannot be reached', () => {
       const res = await send(broken.app, 'smsgw_sk_whatever', { recipients: ['+15550000001'], body: 'hi' });
       expect(res.statusCode).toBe(503);
       expect(res.json()).toEqual({ error: 'service_unavailable', message: 'The service cannot take this request right now; retry later.' });
+      expect(res.headers['retry-after']).toBe('5');
       const ready = await broken.app.inject({ method: 'GET', url: '/ready' });
       expect(ready.statusCode).toBe(503);
       expect(ready.json().checks.redis).toBe('ok');

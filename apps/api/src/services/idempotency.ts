@@ -35,8 +35,11 @@ export async function withIdempotencyKey<T>(
   switch (claim.outcome) {
     case 'mismatch':
       throw new AppError('idempotency_key_reused');
-    case 'in_flight':
-      throw new AppError('idempotency_key_in_use');
+    case 'in_flight': {
+      // When the first request completes, or at the latest when its claim counts as abandoned.
+      const retryAfterSeconds = Math.max(1, Math.ceil((claim.claimedAt.getTime() + ABANDON_AFTER_MS - Date.now()) / 1000));
+      throw new AppError('idempotency_key_in_use', undefined, { retryAfterSeconds });
+    }
     case 'replay':
       reply.header('idempotency-replayed', 'true').status(claim.code);
       // The stored body is the response this handler gave to the first request.

@@ -179,6 +179,10 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
       status: 409,
       body: { error: 'idempotency_key_in_use', message: expect.any(String) },
     });
+    // At the latest when the claim counts as abandoned (60 s after it was made).
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(55);
+    expect(retryAfter).toBeLessThanOrEqual(60);
     expect(await sendFootprint(api, user.id)).toEqual(before);
   });
 
