@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestUser, send, startTestApi, uniquePhone, type TestApi } from '@smsgw/api/testing';
+import { send, startTestApi, uniquePhone, type TestApi } from '@smsgw/api/testing';
 import type { Dispatcher } from '@smsgw/dispatcher';
 import { startTestDispatcher } from '@smsgw/dispatcher/testing';
 import {
-  enrolConnectedPhone, openPhoneStream, phoneDate, phoneRequest, type EnrolledPhone, type PhoneStream,
+  phoneOwner, type PhoneOwner, openPhoneStream, phoneDate, phoneRequest, type EnrolledPhone, type PhoneStream,
 } from '../../apps/api/src/routes/mobile/test-phone.ts';
 
 let api: TestApi;
@@ -35,16 +35,8 @@ afterAll(async () => {
   await api?.close();
 });
 
-interface Owner {
-  apiKey: string;
-  phone: EnrolledPhone;
-}
-
-/** A user with an enrolled phone that made its start-up call (`PATCH /device`), so it is available. */
-async function owner(): Promise<Owner> {
-  const { userId, apiKey } = await createTestUser(api.db, { devices: 0 });
-  return { apiKey, phone: await enrolConnectedPhone(api.app, api.db, userId) };
-}
+type Owner = PhoneOwner;
+const owner = () => phoneOwner(api.app, api.db);
 
 /** Messages sent through the API and assigned to the phone by the dispatcher. */
 async function assigned({ apiKey }: Owner, count = 1): Promise<string[]> {

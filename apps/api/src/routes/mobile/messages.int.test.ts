@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { offerValidUntil } from '@smsgw/core';
 import { assignMessages } from '@smsgw/db';
 import type { DeviceReport } from '@smsgw/queue';
-import { createTestUser, send, startTestApi, uniquePhone, type TestApi } from '../../testing/test-api.ts';
+import { send, startTestApi, uniquePhone, type TestApi } from '../../testing/test-api.ts';
 import { MAX_SNAPSHOTS } from './wire.ts';
-import { enrolConnectedPhone, phoneDate, phoneRequest, type EnrolledPhone } from './test-phone.ts';
+import { phoneOwner, type PhoneOwner, phoneDate, phoneRequest, type EnrolledPhone } from './test-phone.ts';
 
 /** The pull and the snapshots, without a dispatcher: snapshots are checked as the reports they queue. */
 let api: TestApi;
@@ -19,16 +19,8 @@ afterAll(async () => {
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-interface Owner {
-  apiKey: string;
-  phone: EnrolledPhone;
-}
-
-/** A user with an enrolled phone that made its start-up call (`PATCH /device`), so it is available. */
-async function owner(): Promise<Owner> {
-  const { userId, apiKey } = await createTestUser(api.db, { devices: 0 });
-  return { apiKey, phone: await enrolConnectedPhone(api.app, api.db, userId) };
-}
+type Owner = PhoneOwner;
+const owner = () => phoneOwner(api.app, api.db);
 
 /** Messages sent to the phone one request each (so each is newer than the one before) and assigned to it. */
 async function assigned({ apiKey, phone }: Owner, count: number, body = 'hello from smsgw'): Promise<string[]> {

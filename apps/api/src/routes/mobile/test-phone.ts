@@ -3,6 +3,7 @@ import { get } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { createPairing, type Db } from '@smsgw/db';
+import { createTestUser } from '../../testing/test-api.ts';
 
 /**
  * The SMS Gate app as tests drive the mobile API: its User-Agent, Gson bodies (absent keys, never
@@ -115,6 +116,17 @@ export async function enrolPhone(app: FastifyInstance, db: Db, userId: string, b
   const res = await phoneRequest(app, 'POST', '/mobile/v1/device', { authorization: `Code ${code}`, body, remoteAddress: nextAddress() });
   if (res.statusCode !== 201) throw new Error(`registration answered ${res.statusCode}: ${res.body}`);
   return res.json();
+}
+
+export interface PhoneOwner {
+  apiKey: string;
+  phone: EnrolledPhone;
+}
+
+/** A new user with an enrolled phone that made its start-up call (`PATCH /device`), so it is available. */
+export async function phoneOwner(app: FastifyInstance, db: Db): Promise<PhoneOwner> {
+  const { userId, apiKey } = await createTestUser(db, { devices: 0 });
+  return { apiKey, phone: await enrolConnectedPhone(app, db, userId) };
 }
 
 /** A phone enrolled as above that has made its start-up call (`PATCH /device`), so it counts as seen. */
