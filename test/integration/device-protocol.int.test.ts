@@ -557,22 +557,6 @@ describe('POST /api/v1/device/reports', () => {
     expect(events.map((e) => [e.detail, e.deviceId])).toEqual([['SIM card has no credit', device.id]]);
   });
 
-  it('queues the reports of requests that arrive together as few jobs, each request answered with its own outcome', async () => {
-    const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
-    const device = devices[0]!;
-    const ids = await assignedTo(apiKey, device, 30);
-    await claimIds(device.token, 'limit=30');
-
-    const answers = await Promise.all(ids.map((id, i) => report(device.token, [{ id, status: 'sent' }, ...(i === 0 ? [{ id: randomUUID(), status: 'sent' }] : [])])));
-
-    expect(answers.map((res) => res.statusCode)).toEqual(ids.map(() => 202));
-    expect(answers[0]!.json()).toMatchObject({ accepted: 1, rejected: [{ error: 'not_found' }] });
-    expect(answers.slice(1).map((res) => res.json())).toEqual(ids.slice(1).map(() => ({ accepted: 1, rejected: [] })));
-    const jobs = (await api.app.reportsQueue.getJobs(['waiting', 'active', 'delayed', 'completed'])).filter((job) => job.data.deviceId === device.id);
-    expect(jobs.flatMap((job) => job.data.reports.map((r: { id: string }) => r.id)).sort()).toEqual([...ids].sort());
-    expect(jobs.length).toBeLessThan(ids.length / 2);
-  });
-
   it.each([
     ['an empty list', { reports: [] }],
     ['an unknown status', { reports: [{ id: randomUUID(), status: 'read' }] }],

@@ -11,7 +11,7 @@ import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts'
 import { applyDeviceReports } from './handlers/apply-reports.ts';
 import { enqueueDeliveries } from './handlers/enqueue-deliveries.ts';
 import { sweep } from './handlers/sweep.ts';
-import { PARKED_RECHECK_MS, deliverWebhook } from './webhooks/deliver-webhook.ts';
+import { deliverWebhook } from './webhooks/deliver-webhook.ts';
 import { EndpointSlots } from './webhooks/endpoint-slots.ts';
 import { DispatcherMetrics } from './metrics.ts';
 
@@ -19,8 +19,6 @@ import { DispatcherMetrics } from './metrics.ts';
 // waited so far, between these bounds: quickly after a short outage, rarely during a long one.
 const NO_DEVICE_RETRY_MIN_MS = 5_000;
 const NO_DEVICE_RETRY_MAX_MS = 300_000;
-// Report jobs applied in one batch, at most (each holds up to 500 reports).
-const REPORT_JOBS_PER_BATCH = 20;
 
 function noDeviceRetryDelay(waitedMs: number): number {
   return Math.min(NO_DEVICE_RETRY_MAX_MS, Math.max(NO_DEVICE_RETRY_MIN_MS, waitedMs / 4));
@@ -60,14 +58,14 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   const webhooksQueue = createWebhooksQueue(redis, prefix);
   let stopping = false;
   // Deliveries parked in the same moment are recorded with one statement.
-  const parker = new Batcher<string, undefined>(async (ids) => {
-    await parkDeliveries(webhookSql, ids, new Date(Date.now() + PARKED_RECHECK_MS));
-    return ids.map(() => undefined);
+  const parker = new Batcher<{ id: string; parkedAt: Date }, undefined>(async (parked) => {
+    await parkDeliveries(webhookSql, parked, new Date(Date.now() + config.WEBHOOK_PARKED_RECHECK_SECONDS * 1000));
+    return parked.map(() => undefined);
   }, 1000);
   // A slot outlives the longest request, so that only a dead dispatcher's slots lapse.
   const slots = new EndpointSlots(redis, prefix, config.WEBHOOK_ENDPOINT_CONCURRENCY, config.WEBHOOK_TIMEOUT_MS + 5000);
   const deliverDeps = {
-    park: (id: string) => parker.add(id),
+    park: (id: string) => parker.add({ id, parkedAt: new Date() }),
     enqueue: (deliveries: DeliveryRef[], at?: number) => enqueueWebhookDeliveries(webhooksQueue, deliveries, at),
     stopping: () => stopping,
     sql: webhookSql,
@@ -87,15 +85,6 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     return outcomes;
   }, config.DISPATCH_BATCH_SIZE);
 
-  // The report jobs taken together (a phone sends a request per state change) are applied together:
-  // one statement per lifecycle step for all of them.
-  const reporter = new Batcher<JobPayload<'device.reports'>, number>(async (payloads) => {
-    const { applied, deliveries } = await applyDeviceReports(sql, payloads);
-    for (const { status } of applied) metrics.transitions.inc({ state: status });
-    await enqueueDeliveries(webhooksQueue, log, deliveries);
-    return payloads.map(() => applied.length);
-  }, REPORT_JOBS_PER_BATCH);
-
   // One handler per job of the catalog: a job name without a handler does not compile.
   const handlers: { [N in JobName]: Handler<N> } = {
     'message.dispatch': async ({ messageId }, job, token) => {
@@ -103,7 +92,12 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       if (outcome === 'no_device') return runAgainAt(job, token, Date.now() + noDeviceRetryDelay(Date.now() - job.timestamp));
       return outcome;
     },
-    'device.reports': async (payload) => reporter.add(payload),
+    'device.reports': async (payload) => {
+      const { applied, deliveries } = await applyDeviceReports(sql, [payload]);
+      for (const { status } of applied) metrics.transitions.inc({ state: status });
+      await enqueueDeliveries(webhooksQueue, log, deliveries);
+      return applied.length;
+    },
     'webhook.deliver': async ({ deliveryId, webhookId }, job, token) => {
       const result = await deliverWebhook(deliverDeps, { deliveryId, webhookId, slotToken: `${job.id}:${token}` });
       if (result.outcome === 'attempted' && result.retryAt !== undefined) return runAgainAt(job, token, result.retryAt);

@@ -131,6 +131,11 @@ export const WebhookEnv = Type.Object({
   }),
   WEBHOOK_CONCURRENCY: Integer({ default: 64, maximum: 1000, description: 'Webhook requests a dispatcher makes at once.' }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Integer({ default: 8, maximum: 100, description: 'Requests to one webhook endpoint at once, across every dispatcher.' }),
+  WEBHOOK_PARKED_RECHECK_SECONDS: Integer({
+    default: 300,
+    maximum: 86400,
+    description: 'A delivery parked behind a busy endpoint counts as overdue for the outbox sweep after this long (normally a slot holder takes it long before).',
+  }),
   WEBHOOK_DELIVERY_RETENTION_DAYS: Integer({ default: 30, maximum: 3650, description: 'Days a finished webhook delivery stays in the delivery log.' }),
 });
 

@@ -166,13 +166,18 @@ export async function disableWebhook(sql: Sql, webhookId: string, reason: string
 
 /**
  * Deliveries parked behind a busy endpoint: each is attempted as soon as a slot frees, and counts
- * as overdue (for the outbox sweep) only after `until`.
+ * as overdue (for the outbox sweep) only after `until`. A delivery that a slot holder attempted
+ * after it was parked (at `parkedAt`) keeps the schedule that attempt gave it: the park, written
+ * in batches, may come after the attempt.
  */
-export async function parkDeliveries(sql: Sql, ids: string[], until: Date): Promise<void> {
-  if (ids.length === 0) return;
+export async function parkDeliveries(sql: Sql, parked: { id: string; parkedAt: Date }[], until: Date): Promise<void> {
+  if (parked.length === 0) return;
   await sql.query(
-    `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::uuid[]) AND state = 'pending' AND next_attempt_at < $2`,
-    [ids, until],
+    `UPDATE webhook_deliveries d SET next_attempt_at = $3
+     FROM unnest($1::uuid[], $2::timestamptz[]) AS p(id, parked_at)
+     WHERE d.id = p.id AND d.state = 'pending' AND d.next_attempt_at < $3
+       AND (d.last_attempt_at IS NULL OR d.last_attempt_at < p.parked_at)`,
+    [parked.map((p) => p.id), parked.map((p) => p.parkedAt), until],
   );
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { AppError, Batcher, isUuid, newId, storableText } from '@smsgw/core';
+import { AppError, isUuid, newId, storableText } from '@smsgw/core';
 import {
   readyForMoreOffers, messagesOfDevice, offerMessages, storeInbound, type AuthenticatedDevice, type InboundSms, type OfferOrder, type OfferedMessage,
 } from '@smsgw/db';
@@ -22,57 +22,29 @@ export interface ReportsOutcome {
   rejected: { id: string; error: string; message: string }[];
 }
 
-// Requests whose reports go out in one job batch, at most (each request holds at most 500 reports).
-const REQUESTS_PER_BATCH = 64;
-
 /**
- * Takes devices' reports: those about the device's own messages are queued for the dispatcher,
- * which applies each as a compare-and-set (a repeated or backward report changes nothing); the
- * others are rejected one by one. The requests of one device that arrive together are checked
- * with one query and queued with one round trip (a phone sends a request per state change), and a
- * request is answered once its reports are queued; when idle, a request waits for nothing.
+ * Takes a device's reports: those about its own messages are queued for the dispatcher, which
+ * applies each as a compare-and-set (a repeated or backward report changes nothing); the others
+ * are rejected one by one. The request is answered once its reports are queued.
  */
-export class ReportIntake {
-  private readonly batchers = new Map<string, Batcher<DeviceReport[], ReportsOutcome>>();
-
-  constructor(private readonly app: FastifyInstance) {}
-
-  async take(device: AuthenticatedDevice, reports: DeviceReport[]): Promise<ReportsOutcome> {
-    let batcher = this.batchers.get(device.id);
-    if (!batcher) {
-      batcher = new Batcher((lists) => this.queue(device.id, lists), REQUESTS_PER_BATCH);
-      this.batchers.set(device.id, batcher);
-    }
+export async function acceptReports(app: FastifyInstance, device: AuthenticatedDevice, reports: DeviceReport[]): Promise<ReportsOutcome> {
+  const ids = reports.filter((r) => isUuid(r.id)).map((r) => r.id.toLowerCase());
+  const own = await messagesOfDevice(app.sql, { deviceId: device.id, ids: [...new Set(ids)] });
+  const accepted = reports
+    .filter((r) => own.has(r.id.toLowerCase()))
+    .map((r) => ({ ...r, id: r.id.toLowerCase(), ...(r.error !== undefined && { error: storableText(r.error) }) }));
+  const rejected = reports
+    .filter((r) => !own.has(r.id.toLowerCase()))
+    .map((r) => ({ id: r.id, error: 'not_found', message: 'No message of this device has this id.' }));
+  if (accepted.length > 0) {
     try {
-      return await batcher.add(reports);
-    } finally {
-      if (batcher.idle && this.batchers.get(device.id) === batcher) this.batchers.delete(device.id);
+      await enqueueReports(app.reportsQueue, { deviceId: device.id, receivedAt: new Date().toISOString(), reports: accepted });
+    } catch (error) {
+      app.log.error({ err: error }, 'reports enqueue failed');
+      throw new AppError('service_unavailable', 'Reports cannot be taken right now; send them again.');
     }
   }
-
-  private async queue(deviceId: string, lists: DeviceReport[][]): Promise<ReportsOutcome[]> {
-    const { app } = this;
-    const ids = lists.flatMap((reports) => reports.filter((r) => isUuid(r.id)).map((r) => r.id.toLowerCase()));
-    const own = await messagesOfDevice(app.sql, { deviceId, ids: [...new Set(ids)] });
-    const outcomes = lists.map((reports) => ({
-      accepted: reports
-        .filter((r) => own.has(r.id.toLowerCase()))
-        .map((r) => ({ ...r, id: r.id.toLowerCase(), ...(r.error !== undefined && { error: storableText(r.error) }) })),
-      rejected: reports
-        .filter((r) => !own.has(r.id.toLowerCase()))
-        .map((r) => ({ id: r.id, error: 'not_found', message: 'No message of this device has this id.' })),
-    }));
-    const accepted = outcomes.flatMap((o) => o.accepted);
-    if (accepted.length > 0) {
-      try {
-        await enqueueReports(app.reportsQueue, { deviceId, receivedAt: new Date().toISOString(), reports: accepted });
-      } catch (error) {
-        app.log.error({ err: error }, 'reports enqueue failed');
-        throw new AppError('service_unavailable', 'Reports cannot be taken right now; send them again.');
-      }
-    }
-    return outcomes.map((o) => ({ accepted: o.accepted.length, rejected: o.rejected }));
-  }
+  return { accepted: accepted.length, rejected };
 }
 
 /**

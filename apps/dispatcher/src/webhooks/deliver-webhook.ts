@@ -39,11 +39,6 @@ export interface DeliverJob {
   slotToken: string;
 }
 
-/**
- * A parked delivery counts as overdue (and is enqueued again by the outbox sweep) only this long
- * after it was parked: normally a slot holder takes it long before.
- */
-export const PARKED_RECHECK_MS = 5 * 60 * 1000;
 
 function bodyOf(delivery: DeliveryAttempt): string {
   if (delivery.type === TEST_EVENT_TYPE) return webhookBody(TEST_EVENT_TYPE, delivery.occurredAt, delivery.data as unknown as TestEventData);

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, offerValidUntil } from '@smsgw/core';
 import { DeviceReport } from '@smsgw/queue';
 import { ErrorBody } from '../../schemas/common.ts';
-import { ReportIntake, offer, receiveInbound } from '../../services/device-core.ts';
+import { acceptReports, offer, receiveInbound } from '../../services/device-core.ts';
 import { EventStreams } from '../../services/event-stream.ts';
 
 const deviceErrors = { 401: ErrorBody, 429: ErrorBody };
@@ -55,7 +55,6 @@ const InboundBody = Type.Object(
 const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticateDevice);
   const streams = new EventStreams(app);
-  const reports = new ReportIntake(app);
   app.addHook('preClose', async () => streams.closeAll());
   const { config } = app;
 
@@ -129,7 +128,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 202: ReportsResponse, 400: ErrorBody, 503: ErrorBody, ...deviceErrors },
       },
     },
-    async (request, reply) => reply.status(202).send(await reports.take(request.device, request.body.reports)),
+    async (request, reply) => reply.status(202).send(await acceptReports(app, request.device, request.body.reports)),
   );
 
   app.post(

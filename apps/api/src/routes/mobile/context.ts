@@ -1,4 +1,4 @@
-import type { MoreWaiting, ReportIntake } from '../../services/device-core.ts';
+import type { MoreWaiting } from '../../services/device-core.ts';
 import type { EventStreams } from '../../services/event-stream.ts';
 
 /** What the routes of the mobile API share, at both prefixes. */
@@ -6,5 +6,4 @@ export interface MobileContext {
   streams: EventStreams;
   /** Wakes a phone again after its acknowledgements while it has messages never offered. */
   moreWaiting: MoreWaiting;
-  reports: ReportIntake;
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { MoreWaiting, ReportIntake } from '../../services/device-core.ts';
+import { MoreWaiting } from '../../services/device-core.ts';
 import { EventStreams } from '../../services/event-stream.ts';
 import type { MobileContext } from './context.ts';
 import configurationRoutes from './configuration.ts';
@@ -33,7 +33,7 @@ const mobileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     parseJson(request, (body as Buffer).toString('utf8'), done);
   });
 
-  const context: MobileContext = { streams: new EventStreams(app), moreWaiting: new MoreWaiting(app), reports: new ReportIntake(app) };
+  const context: MobileContext = { streams: new EventStreams(app), moreWaiting: new MoreWaiting(app) };
   app.addHook('preClose', async () => {
     context.streams.closeAll();
     context.moreWaiting.close();

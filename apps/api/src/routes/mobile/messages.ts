@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { offerValidUntil } from '@smsgw/core';
 import type { OfferedMessage } from '@smsgw/db';
 import { ErrorBody } from '../../schemas/common.ts';
-import { offer } from '../../services/device-core.ts';
+import { acceptReports, offer } from '../../services/device-core.ts';
 import type { MobileContext } from './context.ts';
 import { phoneAuthentication } from './phone-auth.ts';
 import { reportsOfSnapshot } from './snapshots.ts';
@@ -18,7 +18,7 @@ const PULL_LIMIT = 100;
  * The phone's messages (real-devices.md §2): a pull is an offer, not a claim, answered at once;
  * the phone's first snapshot of a message is its acknowledgement.
  */
-const messageRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { moreWaiting, reports: intake }) => {
+const messageRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { moreWaiting }) => {
   app.addHook('onRequest', phoneAuthentication(app, { recordVersion: true }));
   const { config } = app;
 
@@ -64,7 +64,7 @@ const messageRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { mo
       const receivedAt = new Date();
       const reports = request.body.flatMap((element) => reportsOfSnapshot(element, receivedAt));
       if (reports.length > 0) {
-        const { rejected } = await intake.take(request.device, reports);
+        const { rejected } = await acceptReports(app, request.device, reports);
         if (rejected.length > 0) request.log.info({ ids: rejected.slice(0, 10).map((r) => r.id) }, 'snapshots of messages not of this phone ignored');
         moreWaiting.acknowledged(request.device.id);
       }
