@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -40,9 +41,16 @@ export interface Cluster {
   baseUrl: string;
   readonly processes: Map<string, ChildProcess>;
   startDispatcher(name: string): ChildProcess;
+  /** Starts the API again (after `kill('api', …)`) and waits until it answers /health. */
+  startApi(): Promise<void>;
+  /** Every line a process wrote to stdout or stderr so far (its pino log), across its restarts. */
+  output(name: string): string[];
   /** Starts a device-sim process named `name` and waits until `expectStreams` devices in all hold a stream. */
   startSim(name: string, devices: SimDevices, expectStreams: number, env?: Record<string, string>): Promise<ChildProcess>;
+  /** Sends `signal` and waits for the process to exit. */
   kill(name: string, signal: NodeJS.Signals): Promise<void>;
+  /** Sends `signal` (SIGSTOP, SIGCONT, …) without waiting. */
+  signal(name: string, signal: NodeJS.Signals): void;
   /** Stops every process (SIGTERM, in reverse order of start) and waits for them. */
   stop(): Promise<void>;
 }
@@ -65,7 +73,7 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: options.databaseUrl,
     QUEUE_PREFIX: options.queuePrefix,
@@ -78,13 +86,22 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const processes = new Map<string, ChildProcess>();
   const order: string[] = [];
 
+  const outputs = new Map<string, string[]>();
   // CLUSTER_STDOUT=1 shows the processes' logs (pino writes to stdout), when a run needs a look.
   function start(name: string, kind: ProcessKind, extra: Record<string, string> = {}): ChildProcess {
     const child = spawn(process.execPath, ['--enable-source-maps', `dist/${kind}.mjs`], {
       cwd: ROOT,
       env: { ...env, ...extra },
-      stdio: ['ignore', process.env.CLUSTER_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const lines = outputs.get(name) ?? [];
+    outputs.set(name, lines);
+    for (const [stream, echo] of [[child.stdout, process.env.CLUSTER_STDOUT ? process.stdout : null], [child.stderr, process.stderr]] as const) {
+      createInterface({ input: stream! }).on('line', (line) => {
+        lines.push(line);
+        echo?.write(`[${name}] ${line}\n`);
+      });
+    }
     processes.set(name, child);
     if (!order.includes(name)) order.push(name);
     return child;
@@ -112,10 +129,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     baseUrl,
     processes,
     startDispatcher: (name) => start(name, 'dispatcher'),
+    async startApi() {
+      await waitForHealth(`${baseUrl}/health`, start('api', 'api'));
+    },
+    output: (name) => outputs.get(name) ?? [],
     async startSim(name, devices, expectStreams, extra) {
       const child = startSim(name, devices, extra);
       await waitForStreams(options.databaseUrl, expectStreams, processes);
       return child;
+    },
+    signal(name, signal) {
+      processes.get(name)?.kill(signal);
     },
     async kill(name, signal) {
       const child = processes.get(name);
@@ -130,7 +154,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         child.kill('SIGTERM');
         await exited(child);
       }
-      const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+      const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
       await deletePrefix(redis, options.queuePrefix);
       redis.disconnect();
     },

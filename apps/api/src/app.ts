@@ -4,13 +4,15 @@ import { trustProxy, type ApiConfig } from '@smsgw/config';
 import type { Resolver } from '@smsgw/core';
 import { auth } from './plugins/auth.ts';
 import { docs } from './plugins/docs.ts';
-import { errorHandler } from './plugins/errors.ts';
+import { clientErrorHandler, errorHandler, frameworkErrors } from './plugins/errors.ts';
 import { metrics } from './plugins/metrics.ts';
 import { rateLimits } from './plugins/rate-limit.ts';
 import { resources } from './plugins/resources.ts';
-import { validatorCompiler } from './plugins/validation.ts';
+import { lenientValidatorCompiler, validatorCompiler } from './plugins/validation.ts';
 import { deviceAuth } from './plugins/device-auth.ts';
 import { wakeups } from './plugins/wakeups.ts';
+import { shutdown } from './plugins/shutdown.ts';
+import { serializeRequest } from './plugins/request-log.ts';
 import deviceProtocolRoutes from './routes/device/index.ts';
 import mobileRoutes from './routes/mobile/index.ts';
 import contactRoutes from './routes/contacts.ts';
@@ -26,9 +28,12 @@ import smsRoutes from './routes/sms/index.ts';
 import receivedRoutes from './routes/sms/received.ts';
 import devicePairingRoutes from './routes/device-pairings.ts';
 
+type LoggerOptions = Exclude<NonNullable<FastifyServerOptions['logger']>, boolean>;
+
 export interface BuildAppOptions {
   config: ApiConfig;
-  logger?: FastifyServerOptions['logger'];
+  /** Options over the defaults (LOG_LEVEL, credentials redacted), e.g. a `stream`; false: no log. */
+  logger?: false | LoggerOptions;
   /** Resolves webhook hosts at registration; tests pass a stub (default: the system's DNS). */
   webhookResolver?: Resolver;
 }
@@ -38,17 +43,33 @@ function bodyLimit(config: ApiConfig): number {
   return Math.max(1024 * 1024, config.MAX_RECIPIENTS * 24 + 64 * 1024);
 }
 
+/** Milliseconds between Node's checks of requests still arriving: a tenth of the timeout, between 0.1 and 30 s. */
+function timeoutCheckInterval(timeoutMs: number): number {
+  return Math.min(30_000, Math.max(100, Math.round(timeoutMs / 10)));
+}
+
 /**
  * The whole API as one Fastify instance, ready to `listen` or to `inject` in tests. Plugins load
  * in order: error handling, connections, auth, docs, rate limits, then the routes.
  */
 export async function buildApp({ config, logger, webhookResolver }: BuildAppOptions): Promise<FastifyInstance> {
+  const requestTimeout = config.REQUEST_TIMEOUT_SECONDS * 1000;
   const app = Fastify({
-    logger: logger ?? {
+    logger: logger === false ? false : {
       level: config.LOG_LEVEL,
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
+      serializers: { req: serializeRequest },
+      ...logger,
     },
     bodyLimit: bodyLimit(config),
+    // Node's timeout for receiving a whole request: it ends once the body has arrived, so a long
+    // poll or an event stream runs as long as it likes. No idle `connectionTimeout`, which would cut
+    // them. The headers' timeout is the same: Node swaps the two when the headers' one is longer,
+    // and its default (60 s) would then bound the body instead.
+    requestTimeout,
+    http: { headersTimeout: requestTimeout, connectionsCheckingInterval: timeoutCheckInterval(requestTimeout) },
+    clientErrorHandler,
+    frameworkErrors,
     return503OnClosing: true,
     trustProxy: trustProxy(config),
     // The SMS Gate app joins its base URL and paths with a slash: a base typed with a trailing slash gives `//`.
@@ -56,8 +77,12 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   })
     .setValidatorCompiler(validatorCompiler)
     .withTypeProvider<TypeBoxTypeProvider>();
+  // Bodies are JSON (contact imports add CSV): without this, a text/plain body would reach a JSON
+  // schema as a string and be refused as a wrong shape instead of 415.
+  app.removeContentTypeParser('text/plain');
 
   await app.register(errorHandler);
+  await app.register(shutdown);
   await app.register(metrics);
   await app.register(resources, { config, ...(webhookResolver && { webhookResolver }) });
   await app.register(auth);
@@ -78,8 +103,13 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(smsRoutes);
   await app.register(receivedRoutes);
   await app.register(devicePairingRoutes);
-  await app.register(deviceProtocolRoutes);
-  await app.register(mobileRoutes);
+  // The device protocols' schemas are read leniently: a phone is never refused for a query
+  // parameter it adds or for U+0000 in what it reports (see lenientValidatorCompiler).
+  await app.register(async (devices) => {
+    devices.setValidatorCompiler(lenientValidatorCompiler);
+    await devices.register(deviceProtocolRoutes);
+    await devices.register(mobileRoutes);
+  });
 
   await app.ready();
   return app;

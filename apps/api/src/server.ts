@@ -6,10 +6,19 @@ const config = loadConfig(ApiConfigSchema);
 const app = await buildApp({ config });
 await app.listen({ host: config.HOST, port: config.PORT });
 
+const SHUTDOWN_DEADLINE_MS = 4000;
+
+// Once, however many signals arrive (Ctrl-C sends SIGINT to `./pnpmw start` and its children alike).
+let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    if (closing) return;
+    closing = true;
     app.log.info({ signal }, 'shutting down');
-    // close() stops accepting connections, lets requests in flight finish, then closes Redis and Postgres.
+    // Requests still running after this are cut off, so that the API exits within about 5 s.
+    setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_DEADLINE_MS).unref();
+    // close() stops accepting connections, ends long polls and event streams, lets the requests in
+    // flight finish, then closes Redis and Postgres.
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -24,8 +24,12 @@ if (config.SIM_PROTOCOL === 'sms-gate') {
   sims = await Promise.all(config.DEVICE_TOKEN.split(',').map((token, device) => startDeviceSim({ ...config, DEVICE_TOKEN: token }, log.child({ device }))));
 }
 
+// Once, however many signals arrive (Ctrl-C sends SIGINT to `./pnpmw start` and its children alike).
+let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    if (closing) return;
+    closing = true;
     Promise.all(sims.map((sim) => sim.close())).then(
       () => process.exit(0),
       () => process.exit(1),

@@ -1,7 +1,7 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
-import { Batcher, type Resolver } from '@smsgw/core';
+import { Batcher, BurstLog, isUnavailable, type Resolver } from '@smsgw/core';
 import { createSql, parkDeliveries, type DeliveryRef } from '@smsgw/db/sql';
 import {
   JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, enqueueWebhookDeliveries, parsePayload,
@@ -14,11 +14,15 @@ import { sweep } from './handlers/sweep.ts';
 import { deliverWebhook } from './webhooks/deliver-webhook.ts';
 import { EndpointSlots } from './webhooks/endpoint-slots.ts';
 import { DispatcherMetrics } from './metrics.ts';
+import { SweepSchedule } from './sweep-schedule.ts';
 
 // A message whose user has no available device is tried again after a quarter of the time it has
 // waited so far, between these bounds: quickly after a short outage, rarely during a long one.
 const NO_DEVICE_RETRY_MIN_MS = 5_000;
 const NO_DEVICE_RETRY_MAX_MS = 300_000;
+
+// A job that found Postgres or Redis away runs again after this long.
+const UNAVAILABLE_RETRY_MS = 1000;
 
 function noDeviceRetryDelay(waitedMs: number): number {
   return Math.min(NO_DEVICE_RETRY_MAX_MS, Math.max(NO_DEVICE_RETRY_MIN_MS, waitedMs / 4));
@@ -47,15 +51,20 @@ async function runAgainAt(job: Job, token: string | undefined, at: number): Prom
  */
 export async function startDispatcher(config: DispatcherConfig, log: Logger, options: DispatcherOptions = {}): Promise<Dispatcher> {
   const prefix = config.QUEUE_PREFIX;
-  const onIdleError = (error: Error) => log.warn({ err: error }, 'idle Postgres connection failed');
+  // Postgres or Redis away, locks lost after a stall: expected, so logged once per burst with a count.
+  const incidents = new BurstLog(log);
+  const onIdleError = (error: Error) => incidents.report('idle Postgres connection failed', error);
   const sql = createSql({ url: config.DATABASE_URL, poolSize: 10, onIdleError });
   // Webhook deliveries have connections of their own: a burst of them never makes messages wait for one.
   const webhookSql = createSql({ url: config.DATABASE_URL, poolSize: 4, onIdleError });
   const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
+  redis.on('error', (error: Error) => incidents.report('Redis connection failed', error));
   await redis.connect();
   const dispatchQueue = createDispatchQueue(redis, prefix);
   const maintenanceQueue = new Queue(QUEUES.maintenance, { connection: redis, prefix });
   const webhooksQueue = createWebhooksQueue(redis, prefix);
+  // Without a listener BullMQ writes a queue's connection errors to stderr, a stack each.
+  for (const queue of [dispatchQueue, maintenanceQueue, webhooksQueue]) queue.on('error', (error) => incidents.report('Redis connection failed', error));
   let stopping = false;
   // Deliveries parked in the same moment are recorded with one statement.
   const parker = new Batcher<{ id: string; parkedAt: Date }, undefined>(async (parked) => {
@@ -121,6 +130,13 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     [QUEUES.maintenance]: 1,
     [QUEUES.webhooks]: config.WEBHOOK_CONCURRENCY,
   };
+  const connections = Object.fromEntries(
+    Object.values(QUEUES).map((queue) => {
+      const connection = createWorkerConnection(config.REDIS_URL);
+      connection.on('error', (error: Error) => incidents.report('Redis connection failed', error));
+      return [queue, connection];
+    }),
+  ) as Record<QueueName, ReturnType<typeof createWorkerConnection>>;
   const workers = Object.values(QUEUES).map((queue) => {
     const worker = new Worker(
       queue,
@@ -133,22 +149,33 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
           metrics.jobs.inc({ job: name, outcome: typeof result === 'string' ? result : 'done' });
           return result;
         } catch (error) {
-          metrics.jobs.inc({ job: name, outcome: error instanceof DelayedError ? 'delayed' : 'error' });
+          if (error instanceof DelayedError) {
+            metrics.jobs.inc({ job: name, outcome: 'delayed' });
+            throw error;
+          }
+          metrics.jobs.inc({ job: name, outcome: 'error' });
+          // Postgres or Redis away (restarting, failing over): the job is not at fault, so it runs again
+          // shortly without spending one of its attempts, however long the outage lasts.
+          if (isUnavailable(error) && !stopping) {
+            incidents.report('Postgres or Redis unavailable: jobs run again in a second', error, { queue });
+            await job.moveToDelayed(Date.now() + UNAVAILABLE_RETRY_MS, token).catch(() => {
+              throw error; // Redis itself is away: BullMQ retries the job when its lock lapses
+            });
+            throw new DelayedError();
+          }
           throw error;
         }
       },
-      { ...workerOptions, connection: createWorkerConnection(config.REDIS_URL), concurrency: concurrency[queue] },
+      { ...workerOptions, connection: connections[queue], concurrency: concurrency[queue] },
     );
-    worker.on('failed', (job, error) => log.warn({ err: error, jobId: job?.id, job: job?.name, queue }, 'job failed'));
-    worker.on('error', (error) => log.error({ err: error, queue }, 'worker error'));
+    // A job that fails is retried by BullMQ (a lost device report would wait for the sweep): one line per burst and kind.
+    worker.on('failed', (job, error) => incidents.report(`job ${job?.name ?? queue} failed`, error, { queue }));
+    worker.on('error', (error) => incidents.report(`worker of ${queue} failed`, error));
     return worker;
   });
 
-  await maintenanceQueue.upsertJobScheduler(
-    'sweep',
-    { every: config.SWEEP_INTERVAL_SECONDS * 1000 },
-    { name: 'maintenance.sweep', data: {}, opts: JOBS['maintenance.sweep'].options },
-  );
+  const schedule = new SweepSchedule(maintenanceQueue, config.SWEEP_INTERVAL_SECONDS * 1000, log);
+  await schedule.start(Math.max(2000, config.SWEEP_INTERVAL_SECONDS * 2000));
   log.info({ prefix, concurrency: config.DISPATCH_CONCURRENCY }, 'dispatcher started');
 
   let closing: Promise<void> | undefined;
@@ -156,15 +183,37 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     // Once, however many signals arrive (Ctrl-C sends SIGINT to `./pnpmw start` and its children alike).
     close() {
       closing ??= (async () => {
-        // Stop taking jobs and finish the ones in hand, then close the connections.
+        // Stop taking jobs and finish the ones in hand, then close the connections. Each step has a
+        // deadline: with Redis or Postgres away nothing would finish, and a job cut short runs again
+        // on another dispatcher once its lock lapses (every handler is a compare-and-set).
         stopping = true;
-        await Promise.all(workers.map((w) => w.close()));
-        await Promise.all([dispatchQueue.close(), maintenanceQueue.close(), webhooksQueue.close()]);
+        schedule.stop();
+        if (!(await within(Promise.all(workers.map((w) => w.close())), SHUTDOWN_GRACE_MS))) {
+          log.warn({ seconds: SHUTDOWN_GRACE_MS / 1000 }, 'jobs in hand did not finish in time: stopping without them (they run again elsewhere)');
+          await within(Promise.all(workers.map((w) => w.close(true))), SHUTDOWN_STEP_MS);
+        }
+        await within(Promise.all([dispatchQueue.close(), maintenanceQueue.close(), webhooksQueue.close()]), SHUTDOWN_STEP_MS);
         await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
         redis.disconnect();
-        await Promise.all([sql.end(), webhookSql.end()]);
+        for (const connection of Object.values(connections)) connection.disconnect();
+        await within(Promise.all([sql.end(), webhookSql.end()]), SHUTDOWN_STEP_MS);
+        incidents.close();
       })();
       return closing;
     },
   };
+}
+
+// Time the jobs in hand get to finish on shutdown, and each later step.
+const SHUTDOWN_GRACE_MS = 8_000;
+const SHUTDOWN_STEP_MS = 2_000;
+
+/** Whether `promise` settled within `ms` (its failure counts as settled: the step is over either way). */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = promise.then(() => true as const, () => true as const);
+  const result = await Promise.race([settled, timeout]);
+  clearTimeout(timer);
+  return result;
 }

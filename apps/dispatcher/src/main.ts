@@ -8,7 +8,7 @@ const log = pino({ level: config.LOG_LEVEL, base: { service: 'dispatcher', pid: 
 const dispatcher = await startDispatcher(config, log);
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
     log.info({ signal }, 'shutting down');
     dispatcher.close().then(
       () => process.exit(0),

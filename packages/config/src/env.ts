@@ -71,6 +71,26 @@ export const ApiEnv = Type.Object({
     default: 30000,
     description: 'Requests per minute per device token: a device makes requests as its user sends messages, so this only stops a runaway.',
   }),
+  AUTH_FAILURES_PER_MINUTE: Integer({
+    default: 20,
+    description: 'Refused credentials (API key, JWT, device token) per minute from one client address (IPv6: per /64); past it every request of the address that needs credentials gets 429 until the minute ends.',
+  }),
+  RATE_LIMIT_TIMEOUT_MS: Integer({
+    default: 250,
+    maximum: 5000,
+    description: 'Time a rate-limit or failed-authentication counter in Redis may take; past it (Redis stalled or away) the request goes on unlimited.',
+  }),
+  REDIS_COMMAND_TIMEOUT_MS: Integer({
+    default: 2000,
+    minimum: 100,
+    maximum: 60000,
+    description: 'Time a Redis command of a request may take (enqueueing a send, a device report). A send that cannot enqueue in time is still accepted: its messages are stored, and the dispatchers\' outbox sweep enqueues them.',
+  }),
+  REQUEST_TIMEOUT_SECONDS: Integer({
+    default: 60,
+    maximum: 3600,
+    description: 'Time a client has to send a whole request, headers and body; past it the API answers 408 and closes the connection. It ends once the request has arrived, so long polls and event streams are not cut by it.',
+  }),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9A-Fa-f.:/]+(,[0-9A-Fa-f.:/]+)*)$',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDeviceDate } from './device-date.ts';
+import { parseDeviceDate, withoutLeapSecond } from './device-date.ts';
 
 const FALLBACK = new Date('2030-01-01T00:00:00.000Z');
 
@@ -23,11 +23,29 @@ describe('parseDeviceDate', () => {
     ['an impossible day', '2026-02-31T14:03:05.123Z'],
     ['words', 'yesterday'],
     ['an empty string', ''],
+    ['an instant in year 10000', '9999-12-31T23:59:59.999-23:59'],
+    ['an instant before year 0', '0000-01-01T00:00:00+01:00'],
   ])('falls back for %s', (_, text) => {
     expect(parseDeviceDate(text, FALLBACK)).toBe(FALLBACK);
   });
 
   it.each([null, undefined, 1700000000, {}])('falls back for a non-string (%j)', (value) => {
     expect(parseDeviceDate(value, FALLBACK)).toBe(FALLBACK);
+  });
+});
+
+describe('withoutLeapSecond', () => {
+  it.each([
+    ['2016-12-31T23:59:60Z', '2016-12-31T23:59:59.999Z'],
+    ['2016-12-31T23:59:60.5Z', '2016-12-31T23:59:59.999Z'],
+    ['2017-01-01T00:59:60+01:00', '2017-01-01T00:59:59.999+01:00'],
+    ['2016-12-31t23:59:60z', '2016-12-31t23:59:59.999z'],
+  ])('reads the leap second %s as %s, which Date can parse', (text, readable) => {
+    expect(withoutLeapSecond(text)).toBe(readable);
+    expect(Number.isNaN(Date.parse(readable))).toBe(false);
+  });
+
+  it.each(['2026-07-01T11:03:05.123Z', '2026-07-01T14:03:05+03:00', '2026-07-01T11:60:05Z', 'text :60Z'])('keeps %s as it is', (text) => {
+    expect(withoutLeapSecond(text)).toBe(text);
   });
 });

@@ -6,6 +6,10 @@
  */
 const DATE = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
+// The instants whose ISO text has a four-digit year, as RFC 3339 and the job payloads' date-time require.
+const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 export function parseDeviceDate(text: unknown, fallback: Date): Date {
   if (typeof text !== 'string') return fallback;
   const match = DATE.exec(text.trim());
@@ -17,7 +21,17 @@ export function parseDeviceDate(text: unknown, fallback: Date): Date {
   // Fractions beyond milliseconds are cut: Date parses at most three digits reliably.
   const clock = time!.replace(',', '.').replace(/(\.\d{3})\d+$/, '$1');
   const ms = Date.parse(`${day}T${clock}${zone}`);
-  return Number.isNaN(ms) ? fallback : new Date(ms);
+  // 9999-12-31T23:59-01:00 is in year 10000: its ISO text (+010000-…) is no date-time a report may carry.
+  return Number.isNaN(ms) || ms < FIRST_INSTANT || ms > LAST_INSTANT ? fallback : new Date(ms);
+}
+
+/**
+ * RFC 3339 date-time text, as the native device protocol's schema accepts it, that JavaScript's
+ * Date can read: a leap second (`23:59:60`), which Date refuses (Invalid Date, then a Postgres
+ * error), becomes the last millisecond before it. Other text is returned as it is.
+ */
+export function withoutLeapSecond(text: string): string {
+  return text.replace(/(T\d{2}:\d{2}):60(?:\.\d+)?(?=(?:Z|[+-]\d{2}:\d{2})$)/i, '$1:59.999');
 }
 
 /** `Date.parse` rolls 2026-02-31 over into March: refuse what is not a day of the calendar. */

@@ -31,6 +31,10 @@ export const ERRORS = {
   forbidden: { status: 403, message: 'This operation requires an API key.' },
   /** A resource that does not exist or that the caller may not see. */
   not_found: { status: 404, message: 'Not found' },
+  /** The path exists, but not with this method; the `Allow` header lists the methods it has. */
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },
+  /** The request (headers and body) did not arrive within REQUEST_TIMEOUT_SECONDS. */
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
   /** The caller already has a contact with this phone number. */
   contact_exists: { status: 409, message: 'A contact with this phone number already exists.' },
   /** The operation needs an enabled webhook endpoint. */
@@ -41,12 +45,16 @@ export const ERRORS = {
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
   /** The request body is larger than the server accepts. */
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  /** The request line is longer than the server reads, or a path segment longer than 100 characters. */
+  uri_too_long: { status: 414, message: 'The request URI is too long.' },
   /** The request body is not JSON. */
   unsupported_media_type: { status: 415, message: 'Content-Type must be application/json.' },
   /** The Idempotency-Key was used before with another request body. */
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request.' },
   /** Too many requests from one credential or address. */
   rate_limited: { status: 429, message: 'Too many requests, slow down.' },
+  /** The request line and headers together are larger than the server reads (Node's 16 KiB). */
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
   /** An unexpected failure; details are logged, never sent. */
   internal_error: { status: 500, message: 'Internal server error' },
   /** An endpoint of a device protocol that smsgw does not offer (the SMS Gate app's user account calls). */

@@ -15,3 +15,5 @@ export * from './device-availability.ts';
 export * from './device-date.ts';
 export * from './received-record.ts';
 export * from './batcher.ts';
+export * from './burst-log.ts';
+export * from './unavailable.ts';

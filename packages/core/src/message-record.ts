@@ -13,7 +13,9 @@ export const MessageRecordSchema = Type.Object(
     state: Type.Enum([...MESSAGE_STATES], { description: 'Lifecycle state: pending, assigned, sending, sent, delivered or failed.' }),
     to: Type.String({ description: 'Recipient, E.164.' }),
     message: Type.String(),
-    device_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'Device that handles the message; null until one is assigned.' }),
+    device_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+      description: 'Device that handles the message: the one named at send from the start, else null until one is assigned.',
+    }),
     batch_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
     segments: Type.Integer({ minimum: 1 }),
     encoding: Type.Enum(['GSM-7', 'UCS-2']),
@@ -31,6 +33,8 @@ export interface MessageFields {
   id: string;
   batchId: string | null;
   deviceId: string | null;
+  /** The device named at send, shown as `device_id` until the dispatcher assigns it (absent: none named). */
+  requestedDeviceId?: string | null;
   to: string;
   body: string;
   segments: number;
@@ -50,7 +54,7 @@ export function toMessageRecord(m: MessageFields): MessageRecord {
     state: m.state,
     to: m.to,
     message: m.body,
-    device_id: m.deviceId,
+    device_id: m.deviceId ?? m.requestedDeviceId ?? null,
     batch_id: m.batchId,
     segments: m.segments,
     encoding: m.encoding,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_BODY_CODE_POINTS, codePointLength } from './text.ts';
+import { MAX_BODY_CODE_POINTS, codePointLength, storableText } from './text.ts';
 
 describe('codePointLength', () => {
   it('limits bodies to 1600 code points', () => {
@@ -32,5 +32,25 @@ describe('codePointLength', () => {
     expect(codePointLength('\ude00\ud83d')).toBe(2);
     expect(codePointLength('\ud83da')).toBe(2);
     expect(codePointLength('a\ud83d')).toBe(2);
+  });
+});
+
+describe('storableText', () => {
+  it.each([
+    ['a\u0000b', 'a\ufffdb'],
+    ['\ud800', '\ufffd'],
+    ['\udfff', '\ufffd'],
+    ['a\ud83d', 'a\ufffd'],
+    ['\ude00a', '\ufffda'],
+    ['\ude00\ud83d', '\ufffd\ufffd'],
+    ['\u0000\ud800\u0000', '\ufffd\ufffd\ufffd'],
+  ])('replaces NUL and lone surrogates in %j by U+FFFD', (text, stored) => {
+    expect(storableText(text)).toBe(stored);
+    // Postgres's jsonb refuses the escape JSON.stringify writes for a lone surrogate.
+    expect(JSON.stringify(storableText(text))).not.toMatch(/\\u(d[89a-f]|0000)/i);
+  });
+
+  it.each(['', 'plain', 'zażółć', '😀', '👨‍👩‍👧', '\ufffd'])('keeps %j as it is', (text) => {
+    expect(storableText(text)).toBe(text);
   });
 });

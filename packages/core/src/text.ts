@@ -16,10 +16,16 @@ export function codePointLength(text: string): number {
   return count;
 }
 
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /**
- * Text that a device sent (an incoming SMS, an error it reported), made storable: Postgres text
- * cannot hold U+0000, so it becomes U+FFFD like any other character the phone could not decode.
+ * Text that a device sent (an incoming SMS, an error it reported, its SIM cards), made storable:
+ * Postgres text cannot hold U+0000, and its json and jsonb refuse the escape of a lone surrogate
+ * (`"\ud800"`, which JSON.stringify writes), so both become U+FFFD like any other character the
+ * phone could not decode.
  */
 export function storableText(text: string): string {
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  const noNul = text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  return noNul.replace(LONE_SURROGATE, '\uFFFD');
 }

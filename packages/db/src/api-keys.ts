@@ -1,6 +1,6 @@
 import { newId } from '@smsgw/core';
 import type { Db } from './client.ts';
-import type { UserRow } from './users.ts';
+import { userColumns, type UserRow } from './users.ts';
 import { API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret, sameHash } from './secrets.ts';
 
 export interface ApiKeyRow {
@@ -53,11 +53,22 @@ export async function authenticateApiKey(db: Db, secret: string): Promise<Authen
   const hash = hashSecret(secret);
   const key = await db.apiKey.findUnique({
     where: { hash },
-    select: { id: true, hash: true, lastUsedAt: true, revokedAt: true, user: { select: { id: true, name: true, monthlyQuota: true } } },
+    select: { id: true, hash: true, lastUsedAt: true, revokedAt: true, user: { select: userColumns } },
   });
   // The lookup is by hash; the constant-time comparison guards against an index that matched loosely.
   if (!key || key.revokedAt || !sameHash(key.hash, hash)) return null;
   return { keyId: key.id, lastUsedAt: key.lastUsedAt, user: key.user };
+}
+
+/**
+ * The user of a JWT, if the API key it was issued to is theirs and not revoked: one statement on
+ * both primary keys (a revoked key ends the JWTs issued to it).
+ */
+export async function findUserOfLiveKey(db: Db, options: { userId: string; keyId: string }): Promise<UserRow | null> {
+  return db.user.findFirst({
+    where: { id: options.userId, apiKeys: { some: { id: options.keyId, revokedAt: null } } },
+    select: userColumns,
+  });
 }
 
 export async function touchApiKey(db: Db, keyId: string, at: Date): Promise<void> {

@@ -8,6 +8,8 @@ export interface MessageRow {
   userId: string;
   batchId: string | null;
   deviceId: string | null;
+  /** The device named at send; `deviceId` stays null until the dispatcher assigns it. */
+  requestedDeviceId: string | null;
   to: string;
   body: string;
   segments: number;
@@ -21,7 +23,7 @@ export interface MessageRow {
 }
 
 const messageColumns = {
-  id: true, userId: true, batchId: true, deviceId: true, to: true, body: true, segments: true, encoding: true,
+  id: true, userId: true, batchId: true, deviceId: true, requestedDeviceId: true, to: true, body: true, segments: true, encoding: true,
   state: true, error: true, createdAt: true, updatedAt: true, sentAt: true, deliveredAt: true,
 } as const;
 
@@ -93,7 +95,8 @@ export async function listMessages(db: Db, f: MessageFilter): Promise<{ rows: Me
     ...(f.states && { state: { in: f.states } }),
     ...(f.to !== undefined && { to: f.to }),
     ...(f.batchId !== undefined && { batchId: f.batchId }),
-    ...(f.deviceId !== undefined && { deviceId: f.deviceId }),
+    // The device a record shows (see toMessageRecord): the assigned one, else the one named at send.
+    ...(f.deviceId !== undefined && { OR: [{ deviceId: f.deviceId }, { deviceId: null, requestedDeviceId: f.deviceId }] }),
   };
   const [rows, total] = await Promise.all([
     db.message.findMany({

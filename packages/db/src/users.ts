@@ -7,7 +7,7 @@ export interface UserRow {
   monthlyQuota: number | null;
 }
 
-const userColumns = { id: true, name: true, monthlyQuota: true } as const;
+export const userColumns = { id: true, name: true, monthlyQuota: true } as const;
 
 export async function createUser(db: Db, options: { name: string; monthlyQuota?: number | null }): Promise<UserRow> {
   return db.user.create({

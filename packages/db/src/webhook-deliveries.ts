@@ -58,6 +58,7 @@ export function messageFromSnapshot(data: Record<string, unknown>): MessageField
     id: data.id as string,
     batchId: (data.batch_id as string | null) ?? null,
     deviceId: (data.device_id as string | null) ?? null,
+    requestedDeviceId: (data.requested_device_id as string | null) ?? null,
     to: data.to_number as string,
     body: data.body as string,
     segments: data.segments as number,

@@ -40,6 +40,13 @@ function issueToken(headers: Record<string, string>) {
   return api.app.inject({ method: 'POST', url: '/api/v1/auth/token', headers });
 }
 
+/** A user and a live API key of theirs: the `sub` and `key_id` of a JWT that the service would accept. */
+async function liveKey() {
+  const { user } = await createTestUser(api.db);
+  const { key, record } = await createApiKey(api.db, { userId: user.id, name: 'for a JWT' });
+  return { user, key, keyId: record.id };
+}
+
 function phone(): string {
   return `+1555${String(randomBytes(4).readUInt32BE(0) % 10_000_000).padStart(7, '0')}`;
 }
@@ -89,17 +96,17 @@ describe('accepted credentials', () => {
     expect(one.statusCode).toBe(200);
   });
 
-  it('accepts a JWT crafted with the configured secret, HS256, a sub and an exp', async () => {
+  it('accepts a JWT crafted with the configured secret, HS256, a sub, the key_id of a live key of that user and an exp', async () => {
     // The positive control of the refusals below: only the property under test differs there.
-    const { user } = await createTestUser(api.db);
-    const res = await listWith({ authorization: `Bearer ${craftJwt({ sub: user.id, exp: now() + 60 })}` });
+    const { user, keyId } = await liveKey();
+    const res = await listWith({ authorization: `Bearer ${craftJwt({ sub: user.id, key_id: keyId, exp: now() + 60 })}` });
     expect(res.statusCode).toBe(200);
   });
 });
 
 describe('POST /api/v1/auth/token', () => {
-  it('issues an HS256 JWT for the key user that lives JWT_TTL_SECONDS', async () => {
-    const { apiKey, user } = await createTestUser(api.db);
+  it('issues an HS256 JWT for the key user and naming the key, that lives JWT_TTL_SECONDS', async () => {
+    const { user, key: apiKey, keyId } = await liveKey();
     const before = Date.now();
     const res = await issueToken({ 'x-api-key': apiKey });
     const after = Date.now();
@@ -111,8 +118,9 @@ describe('POST /api/v1/auth/token', () => {
     expect(body.expires_in).toBe(JWT_TTL_SECONDS);
 
     expect(decodePart(body.token, 0)).toMatchObject({ alg: 'HS256' });
-    const claims = decodePart(body.token, 1) as { sub: string; iat: number; exp: number };
-    expect(claims.sub).toBe(user.id);
+    const claims = decodePart(body.token, 1) as { sub: string; key_id: string; iat: number; exp: number };
+    expect(Object.keys(claims).sort()).toEqual(['exp', 'iat', 'key_id', 'sub']);
+    expect([claims.sub, claims.key_id]).toEqual([user.id, keyId]);
     expect(claims.exp - claims.iat).toBe(JWT_TTL_SECONDS);
     expect(claims.iat).toBeGreaterThanOrEqual(Math.floor(before / 1000));
     expect(claims.iat).toBeLessThanOrEqual(Math.ceil(after / 1000));
@@ -142,16 +150,17 @@ describe('POST /api/v1/auth/token', () => {
   });
 });
 
-describe('refused credentials: 401 with exactly {"error":"unauthorized","message":"Authentication required"}', () => {
-  async function expectUnauthorized(headers: Record<string, string>) {
-    for (const res of [
-      await listWith(headers),
-      await api.app.inject({ method: 'POST', url: '/api/sms/send', headers, payload: { recipients: [phone()], body: 'hi' } }),
-    ]) {
-      expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
-    }
+/** Both a read and a send answer exactly the 401 body. */
+async function expectUnauthorized(headers: Record<string, string>) {
+  for (const res of [
+    await listWith(headers),
+    await api.app.inject({ method: 'POST', url: '/api/sms/send', headers, payload: { recipients: [phone()], body: 'hi' } }),
+  ]) {
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
   }
+}
 
+describe('refused credentials: 401 with exactly {"error":"unauthorized","message":"Authentication required"}', () => {
   it('refuses a request without credentials', async () => {
     await expectUnauthorized({});
   });
@@ -199,43 +208,46 @@ describe('refused credentials: 401 with exactly {"error":"unauthorized","message
   });
 
   it('refuses a JWT signed with another secret', async () => {
-    const { user } = await createTestUser(api.db);
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, exp: now() + 60 }, { secret: randomBytes(32).toString('base64') })}` });
+    const { user, keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, key_id: keyId, exp: now() + 60 }, { secret: randomBytes(32).toString('base64') })}` });
   });
 
   it('refuses an unsigned JWT (alg none)', async () => {
-    const { user } = await createTestUser(api.db);
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, exp: now() + 60 }, { alg: 'none' })}` });
+    const { user, keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, key_id: keyId, exp: now() + 60 }, { alg: 'none' })}` });
   });
 
   it.each(['HS384', 'HS512'] as const)('refuses a JWT signed with %s and the right secret: the algorithm is pinned', async (alg) => {
-    const { user } = await createTestUser(api.db);
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, exp: now() + 60 }, { alg })}` });
+    const { user, keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, key_id: keyId, exp: now() + 60 }, { alg })}` });
   });
 
   it('refuses an expired JWT', async () => {
-    const { user } = await createTestUser(api.db);
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, iat: now() - 120, exp: now() - 60 })}` });
+    const { user, keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, key_id: keyId, iat: now() - 120, exp: now() - 60 })}` });
   });
 
   it('refuses a JWT without exp', async () => {
-    const { user } = await createTestUser(api.db);
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, iat: now() })}` });
+    const { user, keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: user.id, key_id: keyId, iat: now() })}` });
   });
 
   it('refuses a JWT without sub', async () => {
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ exp: now() + 60 })}` });
+    const { keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ key_id: keyId, exp: now() + 60 })}` });
   });
 
   it('refuses a JWT whose sub is a user that does not exist', async () => {
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: randomUUID(), exp: now() + 60 })}` });
+    const { keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub: randomUUID(), key_id: keyId, exp: now() + 60 })}` });
   });
 
   it.each([
     ['not a uuid', 'admin'],
     ['a number', 42],
   ])('refuses a JWT whose sub is %s', async (_name, sub) => {
-    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub, exp: now() + 60 })}` });
+    const { keyId } = await liveKey();
+    await expectUnauthorized({ authorization: `Bearer ${craftJwt({ sub, key_id: keyId, exp: now() + 60 })}` });
   });
 
   it('refuses a JWT of the service whose payload was swapped for another user', async () => {
@@ -243,7 +255,60 @@ describe('refused credentials: 401 with exactly {"error":"unauthorized","message
     const jwt = (await issueToken({ 'x-api-key': apiKey })).json().token as string;
     const [head, , signature] = jwt.split('.');
     const other = await createTestUser(api.db);
-    const tampered = `${head}.${b64url({ sub: other.user.id, exp: now() + 60, iat: now() })}.${signature}`;
+    const otherKey = await api.db.apiKey.findFirstOrThrow({ where: { userId: other.user.id } });
+    const tampered = `${head}.${b64url({ sub: other.user.id, key_id: otherKey.id, exp: now() + 60, iat: now() })}.${signature}`;
     await expectUnauthorized({ authorization: `Bearer ${tampered}` });
+  });
+});
+
+describe('a JWT lives only as long as its API key (revoking the key ends it)', () => {
+  const bearer = (jwt: string) => ({ authorization: `Bearer ${jwt}` });
+  const createKeyWith = (jwt: string) =>
+    api.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(jwt), payload: { name: 'made with a JWT' } });
+
+  it('refuses the JWTs of a revoked key, on reads and on sends, while a JWT of another key of the user keeps working', async () => {
+    const { user, key, keyId } = await liveKey();
+    const other = await createApiKey(api.db, { userId: user.id, name: 'kept' });
+    const doomed = (await issueToken({ 'x-api-key': key })).json().token as string;
+    const kept = (await issueToken({ 'x-api-key': other.key })).json().token as string;
+    expect((await listWith(bearer(doomed))).statusCode).toBe(200);
+
+    expect(await revokeApiKey(api.db, { userId: user.id, id: keyId })).toBe(true);
+
+    await expectUnauthorized(bearer(doomed));
+    expect((await listWith(bearer(kept))).statusCode).toBe(200);
+  });
+
+  it('lets the JWT of a live key create an API key, and the JWT of a revoked one not', async () => {
+    const { user, key, keyId } = await liveKey();
+    const jwt = (await issueToken({ 'x-api-key': key })).json().token as string;
+    expect((await createKeyWith(jwt)).statusCode).toBe(201);
+
+    const revoked = await api.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${keyId}`, headers: bearer(jwt) });
+    expect(revoked.statusCode).toBe(204);
+
+    const res = await createKeyWith(jwt);
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: UNAUTHORIZED });
+    expect(await api.db.apiKey.count({ where: { userId: user.id, revokedAt: null } })).toBe(2);
+  });
+
+  it('refuses a JWT without key_id, as the service issued them before the claim existed', async () => {
+    const { user } = await liveKey();
+    await expectUnauthorized(bearer(craftJwt({ sub: user.id, iat: now(), exp: now() + 60 })));
+  });
+
+  it('refuses a JWT whose key_id is a live key of another user', async () => {
+    const { user } = await liveKey();
+    const other = await liveKey();
+    await expectUnauthorized(bearer(craftJwt({ sub: user.id, key_id: other.keyId, exp: now() + 60 })));
+  });
+
+  it.each([
+    ['not a uuid', 'key'],
+    ['a number', 7],
+    ['an id that is no key', randomUUID()],
+  ])('refuses a JWT whose key_id is %s', async (_name, keyId) => {
+    const { user } = await liveKey();
+    await expectUnauthorized(bearer(craftJwt({ sub: user.id, key_id: keyId, exp: now() + 60 })));
   });
 });

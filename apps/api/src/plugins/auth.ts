@@ -1,20 +1,20 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
-import { AppError, isUuid } from '@smsgw/core';
-import { DEVICE_TOKEN_PREFIX, authenticateApiKey, findUser, touchApiKey, type UserRow } from '@smsgw/db';
+import { isUuid } from '@smsgw/core';
+import { authenticateApiKey, findUserOfLiveKey, touchApiKey, type UserRow } from '@smsgw/db';
+import { authFailures } from './auth-failures.ts';
 
 export interface AuthContext {
   user: UserRow;
   method: 'api_key' | 'jwt';
-  /** The API key of the request; null for a JWT. */
-  apiKeyId: string | null;
+  /** The API key of the request, or the one that the request's JWT was issued to. */
+  apiKeyId: string;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** onRequest hook of every user endpoint: sets `request.auth` or answers 401. */
+    /** onRequest hook of every user endpoint: sets `request.auth` or answers 401 (429 after too many refusals). */
     authenticate: (request: FastifyRequest) => Promise<void>;
     issueToken: (auth: AuthContext) => { token: string; expiresAt: Date };
   }
@@ -36,47 +36,41 @@ export function readCredential(request: FastifyRequest): string | undefined {
 }
 
 /**
- * A key for rate limiting that never stores the credential itself: `device:` for a device token
- * (limited by DEVICE_RATE_LIMIT_PER_MINUTE), `cred:` for any other credential, else the address.
- */
-export function rateLimitKey(request: FastifyRequest): string {
-  const credential = readCredential(request);
-  if (!credential) return `ip:${request.ip}`;
-  const digest = createHash('sha256').update(credential).digest('base64url').slice(0, 22);
-  return credential.startsWith(DEVICE_TOKEN_PREFIX) ? `device:${digest}` : `cred:${digest}`;
-}
-
-/**
  * Authentication of user endpoints: API keys (as `X-API-Key` or bearer) and HS256 JWTs issued by
- * `POST /api/v1/auth/token`, with the algorithm pinned and `exp` and `sub` required.
+ * `POST /api/v1/auth/token`, with the algorithm pinned and `exp`, `sub` and `key_id` required. A
+ * JWT is only as good as the API key it was issued to: revoking the key ends its JWTs (a JWT
+ * without `key_id`, issued before the claim existed, is refused).
  */
 export const auth = fp(
   async (app: FastifyInstance) => {
     const { JWT_SECRET, JWT_TTL_SECONDS } = app.config;
+    await app.register(authFailures);
     await app.register(fastifyJwt, {
       secret: JWT_SECRET,
       decoratorName: 'jwtPayload',
       sign: { algorithm: 'HS256', expiresIn: `${JWT_TTL_SECONDS}s` },
-      verify: { algorithms: ['HS256'], requiredClaims: ['exp', 'sub'] },
+      verify: { algorithms: ['HS256'], requiredClaims: ['exp', 'sub', 'key_id'] },
     });
 
     app.decorateRequest('auth', null as unknown as AuthContext);
 
     app.decorate('authenticate', async (request: FastifyRequest) => {
-      const credential = readCredential(request);
-      if (!credential) throw new AppError('unauthorized');
-      request.auth = await (credential.split('.').length === 3 ? fromJwt(credential) : fromApiKey(credential));
+      request.auth = await app.verifyCredential(request, async () => {
+        const credential = readCredential(request);
+        if (!credential) return null;
+        return credential.split('.').length === 3 ? fromJwt(credential) : fromApiKey(credential);
+      });
     });
 
     app.decorate('issueToken', (context: AuthContext) => {
       const expiresAt = new Date(Date.now() + JWT_TTL_SECONDS * 1000);
-      const token = app.jwt.sign({ sub: context.user.id });
+      const token = app.jwt.sign({ sub: context.user.id, key_id: context.apiKeyId });
       return { token, expiresAt };
     });
 
-    async function fromApiKey(secret: string): Promise<AuthContext> {
+    async function fromApiKey(secret: string): Promise<AuthContext | null> {
       const found = await authenticateApiKey(app.db, secret);
-      if (!found) throw new AppError('unauthorized');
+      if (!found) return null;
       const now = new Date();
       if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
         await touchApiKey(app.db, found.keyId, now);
@@ -84,16 +78,17 @@ export const auth = fp(
       return { user: found.user, method: 'api_key', apiKeyId: found.keyId };
     }
 
-    async function fromJwt(token: string): Promise<AuthContext> {
-      let payload: { sub?: unknown };
+    async function fromJwt(token: string): Promise<AuthContext | null> {
+      let payload: { sub?: unknown; key_id?: unknown };
       try {
         payload = app.jwt.verify(token);
       } catch {
-        throw new AppError('unauthorized');
+        return null;
       }
-      const user = typeof payload.sub === 'string' && isUuid(payload.sub) ? await findUser(app.db, payload.sub) : null;
-      if (!user) throw new AppError('unauthorized');
-      return { user, method: 'jwt', apiKeyId: null };
+      const { sub, key_id: keyId } = payload;
+      if (typeof sub !== 'string' || !isUuid(sub) || typeof keyId !== 'string' || !isUuid(keyId)) return null;
+      const user = await findUserOfLiveKey(app.db, { userId: sub, keyId });
+      return user && { user, method: 'jwt', apiKeyId: keyId };
     }
   },
   { name: 'auth', dependencies: ['resources'] },

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '@smsgw/core';
 import { authenticateDevice, markDeviceSeen, type AuthenticatedDevice } from '@smsgw/db';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** onRequest hook of the device endpoints: sets `request.device` or answers 401. */
+    /** onRequest hook of the device endpoints: sets `request.device` or answers 401 (429 after too many refusals). */
     authenticateDevice: (request: FastifyRequest) => Promise<void>;
   }
   interface FastifyRequest {
@@ -21,12 +20,13 @@ export const deviceAuth = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('device', null as unknown as AuthenticatedDevice);
     app.decorate('authenticateDevice', async (request: FastifyRequest) => {
-      const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-      const device = token ? await authenticateDevice(app.sql, token) : null;
-      if (!device) throw new AppError('unauthorized');
+      const device = await app.verifyCredential(request, async () => {
+        const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+        return token ? authenticateDevice(app.sql, token) : null;
+      });
       await markDeviceSeen(app.sql, device, new Date());
       request.device = device;
     });
   },
-  { name: 'device-auth', dependencies: ['resources'] },
+  { name: 'device-auth', dependencies: ['resources', 'auth-failures'] },
 );

@@ -1,28 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { isUnavailable } from './errors.ts';
+import { RouteMethods } from './errors.ts';
 
-describe('isUnavailable', () => {
-  it.each([
-    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
-    ['Postgres starting up (57P03)', Object.assign(new Error('the database system is not yet accepting connections'), { code: '57P03' })],
-    ['Postgres shutting down (57P01)', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
-    ['a connection exception (class 08)', Object.assign(new Error('connection failure'), { code: '08006' })],
-    ['a connection ended without a code', new Error('Connection terminated unexpectedly')],
-    ['Prisma cannot reach the database', Object.assign(new Error("Can't reach database server"), { code: 'P1001' })],
-    ['Prisma pool timeout', Object.assign(new Error('Timed out fetching a new connection'), { code: 'P2024' })],
-    ['a driver adapter error wrapping 57P03', Object.assign(new Error('adapter error'), { cause: { originalCode: '57P03', message: 'x' } })],
-    ['a cause two levels down', new Error('outer', { cause: new Error('middle', { cause: Object.assign(new Error('inner'), { code: 'ECONNRESET' }) }) })],
-    ['ioredis refusing commands while disconnected', new Error("Stream isn't writeable and enableOfflineQueue options is false")],
-  ])('is true for %s', (_, error) => {
-    expect(isUnavailable(error)).toBe(true);
-  });
+describe('RouteMethods', () => {
+  const routes = new RouteMethods();
+  routes.add('/api/sms/send', 'POST');
+  routes.add('/api/v1/sms/:id', 'GET');
+  routes.add('/api/v1/sms/received', ['GET']);
+  routes.add('/api/v1/groups/:id/members/:contactId', 'DELETE');
+  routes.add('/docs/static/*', 'GET');
 
   it.each([
-    ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
-    ['a plain error', new Error('boom')],
-    ['a string', 'ECONNREFUSED'],
-    ['null', null],
-  ])('is false for %s', (_, error) => {
-    expect(isUnavailable(error)).toBe(false);
+    ['/api/sms/send', ['POST']],
+    ['/api/v1/sms/abc', ['GET', 'HEAD']],
+    ['/api/v1/sms/received', ['GET', 'HEAD']],
+    ['//api//v1/groups/g/members/c', ['DELETE']],
+    ['/docs/static/a/b.js', ['GET', 'HEAD']],
+    ['/api/v1/sms', []],
+    ['/api/v1/sms/a/b', []],
+    ['/api/sms/send.json', []],
+  ])('%s allows %j', (path, methods) => {
+    expect(routes.allowed(path)).toEqual(methods);
   });
 });

@@ -1,6 +1,8 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { maxHeaderSize, STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, ERRORS, isAppError, type ErrorCode } from '@smsgw/core';
+import { AppError, ERRORS, isAppError, isUnavailable, type ErrorCode } from '@smsgw/core';
 
 interface ValidationIssue {
   keyword: string;
@@ -32,6 +34,9 @@ export function describeValidation(issues: ValidationIssue[], context: string | 
     const field = [path, names[0]].filter(Boolean).join('.');
     return `Missing required ${part} '${field}'.`;
   }
+  if (issue.keyword === 'nul' && issue.params.inName) {
+    return path ? `Invalid ${part} '${path}': a name in it contains a NUL character (U+0000).` : `A ${part} name contains a NUL character (U+0000).`;
+  }
   if (issue.keyword === 'boolean' && issue.schemaPath?.endsWith('/additionalProperties')) {
     return `Unknown ${part} '${path}'.`;
   }
@@ -42,26 +47,6 @@ export function describeValidation(issues: ValidationIssue[], context: string | 
   }
   if (!path) return context === 'body' ? `The request body ${issue.message ?? 'is not valid'}.` : `Invalid ${part}: ${issue.message}.`;
   return `Invalid ${part} '${path}': ${issue.message ?? 'not valid'}.`;
-}
-
-// Postgres or Redis cannot take the request now, so it can be retried later: a 503, not a 500.
-// Node's socket errors; Prisma's "cannot reach", "connection closed" and pool timeout (P1001, P1002,
-// P1017, P2024); Postgres's connection exceptions (class 08) and its shutting-down or starting-up
-// answers (57P01-57P03, "the database system is not yet accepting connections").
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'P1001', 'P1002', 'P1017', 'P2024', '57P01', '57P02', '57P03',
-]);
-const UNAVAILABLE_MESSAGES = ["Stream isn't writeable", 'Connection terminated', 'not yet accepting connections', 'Connection is closed'];
-
-/** Whether an error (or one it was caused by) says that Postgres or Redis is away for now. */
-export function isUnavailable(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 5) return false;
-  const { code, message, cause, originalCode } = error as { code?: unknown; message?: unknown; cause?: unknown; originalCode?: unknown };
-  for (const value of [code, originalCode]) {
-    if (typeof value === 'string' && (UNAVAILABLE_CODES.has(value) || /^08\d{3}$/.test(value))) return true;
-  }
-  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((text) => message.includes(text))) return true;
-  return isUnavailable(cause, depth + 1);
 }
 
 // What a client is told to wait before it tries again after a 503 of ours.
@@ -102,16 +87,110 @@ export const errorHandler = fp(
         return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
       }
       if (isUnavailable(error)) {
-        request.log.warn({ err: error }, 'dependency unavailable');
+        app.incidents.report('Postgres or Redis unavailable: answered 503', error);
         return reply.status(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_SECONDS)).send(new AppError('service_unavailable').body());
       }
       request.log.error({ err: error }, 'unhandled error');
       return reply.status(500).send(new AppError('internal_error').body());
     });
 
+    const routes = new RouteMethods();
+    app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+
     app.setNotFoundHandler((request, reply) => {
-      reply.status(404).send({ error: 'not_found', message: `Route ${request.method} ${request.url.split('?')[0]} not found` });
+      const path = request.url.split('?')[0]!;
+      const allow = routes.allowed(path);
+      if (allow.length > 0 && !allow.includes(request.method)) {
+        const message = `Method ${request.method} is not allowed on ${path}; it allows ${allow.join(', ')}.`;
+        return reply.status(405).header('allow', allow.join(', ')).send({ error: 'method_not_allowed', message });
+      }
+      return reply.status(404).send({ error: 'not_found', message: `Route ${request.method} ${path} not found` });
     });
   },
   { name: 'error-handler' },
 );
+
+/**
+ * The methods of every route path, so that a path that exists answers 405 with `Allow` to another
+ * method instead of 404. Paths are matched as the router does: a `:param` is one non-empty segment,
+ * `*` the rest, and duplicate slashes count as one (`ignoreDuplicateSlashes`).
+ */
+export class RouteMethods {
+  private readonly routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+
+  add(url: string, method: string | string[]): void {
+    const route = this.routes.get(url) ?? { pattern: pathPattern(url), methods: new Set<string>() };
+    for (const m of [method].flat()) route.methods.add(m.toUpperCase());
+    if (route.methods.has('GET')) route.methods.add('HEAD');
+    this.routes.set(url, route);
+  }
+
+  /** The methods of the routes that match `path`, sorted; empty when no route does. */
+  allowed(path: string): string[] {
+    const normalised = path.replace(/\/{2,}/g, '/');
+    const methods = new Set<string>();
+    for (const { pattern, methods: own } of this.routes.values()) {
+      if (pattern.test(normalised)) for (const m of own) methods.add(m);
+    }
+    return [...methods].sort();
+  }
+}
+
+function pathPattern(url: string): RegExp {
+  const source = url
+    .split(/(:[A-Za-z0-9_]+(?:\([^)]*\))?|\*)/)
+    .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source.replace(/\/{2,}/g, '/')}$`);
+}
+
+/**
+ * Fastify's own refusals before routing (`frameworkErrors`): a path that is not valid
+ * percent-encoded UTF-8, or a path parameter longer than the router reads (100 characters).
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    reply.status(400).send({ error: 'invalid_request', message: 'The URL path is not valid: a percent-encoded sequence is not UTF-8.' });
+  } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    reply.status(414).send({ error: 'uri_too_long', message: 'A segment of the URL path is longer than 100 characters.' });
+  } else {
+    request.log.error({ err: error }, 'unhandled framework error');
+    reply.status(500).send(new AppError('internal_error').body());
+  }
+}
+
+/**
+ * Errors of a connection before Fastify has a request (`clientErrorHandler`): Node answers them
+ * itself with no body, so the spec's `{error, message}` is written on the socket here. A request
+ * that did not arrive within REQUEST_TIMEOUT_SECONDS is a 408; a request line or headers over
+ * Node's 16 KiB are 414 or 431; anything else Node cannot parse is a 400.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const code = clientErrorCode(error);
+  this.log.debug({ err: error, code }, 'client error');
+  // As Node does: no answer when a response to this request has begun already.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const { status } = ERRORS[code];
+    const body = JSON.stringify({ error: code, message: code === 'invalid_request' ? 'The request is not valid HTTP.' : ERRORS[code].message });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+function clientErrorCode(error: ConnectionError): ErrorCode {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request_timeout';
+  if (error.code === 'HPE_HEADER_OVERFLOW') return requestLineOverflowed(error.rawPacket) ? 'uri_too_long' : 'headers_too_large';
+  return 'invalid_request';
+}
+
+/** Whether the data that overflowed Node's header limit starts a request whose request line takes most of it. */
+function requestLineOverflowed(packet: unknown): boolean {
+  if (!Buffer.isBuffer(packet) || !/^[A-Z]+ \S/.test(packet.toString('latin1', 0, 16))) return false;
+  const end = packet.indexOf('\r\n');
+  return (end === -1 ? packet.length : end) > maxHeaderSize / 2;
+}

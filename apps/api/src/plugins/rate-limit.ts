@@ -1,30 +1,47 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import { AppError } from '@smsgw/core';
-import { rateLimitKey } from './auth.ts';
+import type { AuthenticatedDevice } from '@smsgw/db';
+import type { AuthContext } from './auth.ts';
+import { clientAddress } from './auth-failures.ts';
 
 /**
- * Requests per minute per credential (per address without one), counted in Redis so that every API
- * process shares the budget. If Redis is away the limit is skipped rather than failing requests.
+ * Whose budget a request spends, known once authentication ran: the user's (whatever key or JWT
+ * they use), the device's, or else the client address's.
+ */
+export function rateLimitKey(request: FastifyRequest): string {
+  const auth = request.auth as AuthContext | null;
+  if (auth) return `user:${auth.user.id}`;
+  const device = request.device as AuthenticatedDevice | null;
+  if (device) return `device:${device.id}`;
+  return `ip:${clientAddress(request)}`;
+}
+
+/**
+ * Requests per minute per user, per device, or per address for anonymous routes, counted in Redis
+ * so that every API process shares the budget. The limit runs as a preParsing hook: after the
+ * onRequest hooks that authenticate (a refused credential is throttled by the failed-authentication
+ * counter instead), before the body is read. Its Redis commands give up after
+ * RATE_LIMIT_TIMEOUT_MS, and then, as when Redis is away, the request goes on unlimited.
  * A device has a budget of its own, far larger: its requests follow the messages its user sends
  * (an SMS Gate phone makes about three per message), and a phone refused its state reports would
- * drop them after its retries, so its limit only stops a runaway.
+ * drop them after its retries, so its limit only stops a runaway. Routes that declare
+ * `config: { rateLimit: false }` (health and readiness) are never limited.
  */
 export const rateLimits = fp(
   async (app: FastifyInstance) => {
     await app.register(rateLimit, {
+      hook: 'preParsing',
       max: (_request, key) => (key.startsWith('device:') ? app.config.DEVICE_RATE_LIMIT_PER_MINUTE : app.config.RATE_LIMIT_PER_MINUTE),
       timeWindow: 60_000,
-      redis: app.redis,
+      redis: app.limiterRedis,
       nameSpace: `${app.config.QUEUE_PREFIX}:rate-limit:`,
       skipOnError: true,
       keyGenerator: rateLimitKey,
-      errorResponseBuilder: (_request, context) => {
-        const error = new AppError('rate_limited', `Too many requests: at most ${context.max} per minute, retry in ${context.after}.`);
-        return error;
-      },
+      errorResponseBuilder: (_request, context) =>
+        new AppError('rate_limited', `Too many requests: at most ${context.max} per minute, retry in ${context.after}.`),
     });
   },
-  { name: 'rate-limit', dependencies: ['resources'] },
+  { name: 'rate-limit', dependencies: ['resources', 'auth-failures'] },
 );

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from '@smsgw/config';
 import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
-import type { TargetPolicy } from '@smsgw/core';
+import { BurstLog, type TargetPolicy } from '@smsgw/core';
 import {
   createDispatchQueue, createProducerConnection, createReportsQueue, createWebhooksQueue,
   type DispatchQueue, type ReportsQueue, type WebhooksQueue,
@@ -21,6 +21,8 @@ declare module 'fastify' {
     webhooksQueue: WebhooksQueue;
     /** Where webhooks may point: WEBHOOK_ALLOW_PRIVATE and the resolver that checks host names. */
     webhookPolicy: TargetPolicy;
+    /** Expected, repeating conditions (Postgres or Redis away), logged once per burst with a count. */
+    incidents: BurstLog;
   }
 }
 
@@ -31,15 +33,21 @@ declare module 'fastify' {
 export const resources = fp(
   async (app: FastifyInstance, options: { config: ApiConfig; webhookResolver?: TargetPolicy['resolve'] }) => {
     const { config } = options;
+    const incidents = new BurstLog(app.log);
     const db = createDb({ url: config.DATABASE_URL });
-    const sql = createSql({ url: config.DATABASE_URL, onIdleError: (error) => app.log.warn({ err: error }, 'idle Postgres connection failed') });
-    const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
+    const sql = createSql({ url: config.DATABASE_URL, onIdleError: (error) => incidents.report('idle Postgres connection failed', error) });
+    // Bounded, so that a stalled Redis holds no request for longer than REDIS_COMMAND_TIMEOUT_MS.
+    const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS });
+    redis.on('error', (error: Error) => incidents.report('Redis connection failed', error));
     await redis.connect();
     const dispatchQueue = createDispatchQueue(redis, config.QUEUE_PREFIX);
     const reportsQueue = createReportsQueue(redis, config.QUEUE_PREFIX);
     const webhooksQueue = createWebhooksQueue(redis, config.QUEUE_PREFIX);
+    // Without a listener BullMQ writes a queue's connection errors to stderr, a stack each.
+    for (const queue of [dispatchQueue, reportsQueue, webhooksQueue]) queue.on('error', (error) => incidents.report('Redis connection failed', error));
 
     app.decorate('config', config);
+    app.decorate('incidents', incidents);
     app.decorate('db', db);
     app.decorate('sql', sql);
     app.decorate('redis', redis);
@@ -52,6 +60,7 @@ export const resources = fp(
       await Promise.all([dispatchQueue.close(), reportsQueue.close(), webhooksQueue.close()]);
       redis.disconnect();
       await Promise.all([db.$disconnect(), sql.end()]);
+      incidents.close();
     });
   },
   { name: 'resources' },

@@ -9,6 +9,9 @@ import { wakeupChannel } from '@smsgw/queue';
  */
 export class WakeupHub {
   private readonly listeners = new Map<string, Set<() => void>>();
+  // The waits in progress, ended at once when the API shuts down.
+  private readonly waiting = new Set<() => void>();
+  private isClosed = false;
 
   /** Calls `listener` on each wake-up of the device until the returned function is called. */
   listen(deviceId: string, listener: () => void): () => void {
@@ -36,20 +39,34 @@ export class WakeupHub {
       cancel: stop,
       wait: (timeoutMs, signal) =>
         new Promise<boolean>((resolve) => {
+          let timer: NodeJS.Timeout | undefined;
           const done = () => {
             clearTimeout(timer);
             signal?.removeEventListener('abort', done);
+            this.waiting.delete(done);
             notify = undefined;
             const result = woken;
             woken = false;
             resolve(result);
           };
-          if (woken || signal?.aborted) return done();
-          const timer = setTimeout(done, timeoutMs);
+          if (woken || signal?.aborted || this.isClosed) return done();
+          timer = setTimeout(done, timeoutMs);
           notify = done;
+          this.waiting.add(done);
           signal?.addEventListener('abort', done, { once: true });
         }),
     };
+  }
+
+  /** Ends every wait now and every later one at once (the API is shutting down: long polls answer). */
+  close(): void {
+    this.isClosed = true;
+    for (const done of [...this.waiting]) done();
+  }
+
+  /** Whether the API is shutting down: a long poll answers what it has instead of waiting. */
+  get closed(): boolean {
+    return this.isClosed;
   }
 
   wake(deviceId: string): void {
@@ -71,14 +88,15 @@ export const wakeups = fp(
   async (app: FastifyInstance) => {
     const hub = new WakeupHub();
     // A subscribed connection can do nothing else, so it is a connection of its own.
-    const subscriber = app.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+    const subscriber = app.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
     const channel = wakeupChannel(app.config.QUEUE_PREFIX);
     subscriber.on('message', (from: string, deviceId: string) => {
       if (from === channel) hub.wake(deviceId);
     });
-    subscriber.on('error', (error: Error) => app.log.warn({ err: error }, 'wake-up subscription error'));
+    subscriber.on('error', (error: Error) => app.incidents.report('wake-up subscription failed', error));
     await subscriber.subscribe(channel);
     app.decorate('wakeups', hub);
+    app.addHook('preClose', async () => hub.close());
     app.addHook('onClose', async () => {
       subscriber.disconnect();
     });

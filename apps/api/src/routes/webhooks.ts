@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import type { FastifyBaseLogger } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, SUBSCRIBABLE_EVENT_TYPES, WebhookTargetError, checkWebhookUrl, isUuid } from '@smsgw/core';
 import {
@@ -94,7 +93,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }
   /** The delivery row is the outbox: if Redis refuses the job, the dispatcher's sweep enqueues it. */
-  async function enqueue(log: FastifyBaseLogger, delivery: { id: string; webhookId: string }): Promise<void> {
+  async function enqueue(delivery: { id: string; webhookId: string }): Promise<void> {
     const deliveryId = delivery.id;
     try {
       // A retried delivery may still have a job waiting for its next attempt, which a new add would leave waiting.
@@ -102,7 +101,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (job && (await job.isDelayed())) await job.promote();
       else await enqueueWebhookDeliveries(app.webhooksQueue, [delivery]);
     } catch (error) {
-      log.warn({ err: error, deliveryId }, 'enqueue failed; delivery left to the outbox sweep');
+      app.incidents.report('webhook enqueue failed: left to the outbox sweep', error, { deliveryId });
     }
   }
 
@@ -215,7 +214,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const userId = request.auth.user.id;
       const webhook = await ownEnabled(userId, request.params.id);
       const delivery = await createTestDelivery(app.db, { userId, webhookId: webhook.id });
-      await enqueue(request.log, { id: delivery.id, webhookId: webhook.id });
+      await enqueue({ id: delivery.id, webhookId: webhook.id });
       return reply.status(202).send(toDeliveryRecord(delivery));
     },
   );
@@ -255,7 +254,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await ownEnabled(userId, id);
       const delivery = isUuid(deliveryId) ? await retryWebhookDelivery(app.db, { userId, webhookId: id, id: deliveryId }) : null;
       if (!delivery) throw new AppError('not_found', 'Delivery not found');
-      await enqueue(request.log, { id: delivery.id, webhookId: id });
+      await enqueue({ id: delivery.id, webhookId: id });
       return reply.status(202).send(toDeliveryRecord(delivery));
     },
   );

@@ -1,5 +1,5 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { AppError, isUuid, newId, storableText } from '@smsgw/core';
+import type { FastifyInstance } from 'fastify';
+import { AppError, isUuid, newId, storableText, withoutLeapSecond } from '@smsgw/core';
 import {
   readyForMoreOffers, messagesOfDevice, offerMessages, storeInbound, type AuthenticatedDevice, type InboundSms, type OfferOrder, type OfferedMessage,
 } from '@smsgw/db';
@@ -32,7 +32,13 @@ export async function acceptReports(app: FastifyInstance, device: AuthenticatedD
   const own = await messagesOfDevice(app.sql, { deviceId: device.id, ids: [...new Set(ids)] });
   const accepted = reports
     .filter((r) => own.has(r.id.toLowerCase()))
-    .map((r) => ({ ...r, id: r.id.toLowerCase(), ...(r.error !== undefined && { error: storableText(r.error) }) }));
+    .map((r) => ({
+      ...r,
+      id: r.id.toLowerCase(),
+      ...(r.error !== undefined && { error: storableText(r.error) }),
+      // The dispatcher reads `at` with Date: a leap second would fail the whole job on every retry.
+      ...(r.at !== undefined && { at: withoutLeapSecond(r.at) }),
+    }));
   const rejected = reports
     .filter((r) => !own.has(r.id.toLowerCase()))
     .map((r) => ({ id: r.id, error: 'not_found', message: 'No message of this device has this id.' }));
@@ -40,7 +46,7 @@ export async function acceptReports(app: FastifyInstance, device: AuthenticatedD
     try {
       await enqueueReports(app.reportsQueue, { deviceId: device.id, receivedAt: new Date().toISOString(), reports: accepted });
     } catch (error) {
-      app.log.error({ err: error }, 'reports enqueue failed');
+      app.incidents.report('device reports could not be queued: answered 503', error);
       throw new AppError('service_unavailable', 'Reports cannot be taken right now; send them again.');
     }
   }
@@ -69,7 +75,7 @@ export class MoreWaiting {
       this.due.delete(deviceId);
       readyForMoreOffers(this.app.sql, deviceId)
         .then((more) => (more ? publishWakeups(this.app.redis, this.app.config.QUEUE_PREFIX, [deviceId]) : undefined))
-        .catch((error: unknown) => this.app.log.warn({ err: error, deviceId }, 'wake-up after acknowledgement failed'));
+        .catch((error: unknown) => this.app.incidents.report('wake-up after acknowledgement failed', error));
     }, this.delayMs);
     timer.unref();
     this.due.set(deviceId, timer);
@@ -87,7 +93,6 @@ export type IncomingSms = Omit<InboundSms, 'id'>;
 /** Stores a device's incoming SMS once each, and queues their `message.received` webhooks. */
 export async function receiveInbound(
   app: FastifyInstance,
-  log: FastifyBaseLogger,
   device: AuthenticatedDevice,
   messages: IncomingSms[],
 ): Promise<{ stored: number; duplicates: number }> {
@@ -104,7 +109,7 @@ export async function receiveInbound(
     await enqueueWebhookDeliveries(app.webhooksQueue, stored.deliveries);
   } catch (error) {
     // The delivery rows are the outbox: the dispatcher's sweep enqueues them.
-    log.warn({ err: error }, 'webhook enqueue failed; left to the outbox sweep');
+    app.incidents.report('webhook enqueue failed: left to the outbox sweep', error);
   }
   return { stored: stored.moved.length, duplicates: messages.length - stored.moved.length };
 }

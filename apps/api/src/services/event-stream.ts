@@ -36,7 +36,7 @@ export class EventStreams {
   serve(request: FastifyRequest, reply: FastifyReply, device: AuthenticatedDevice, options: StreamOptions): void {
     const { app } = this;
     const seen = () =>
-      markStreamSeen(app.sql, device.id, new Date()).catch((error: unknown) => request.log.warn({ err: error }, 'mark stream seen failed'));
+      markStreamSeen(app.sql, device.id, new Date()).catch((error: unknown) => app.incidents.report('marking a device stream seen failed', error));
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {

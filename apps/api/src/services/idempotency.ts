@@ -1,22 +1,30 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '@smsgw/core';
-import { IDEMPOTENCY_KEY_RETENTION_MS, claimIdempotencyKey, releaseIdempotencyKey } from '@smsgw/db';
+import { IDEMPOTENCY_KEY_RETENTION_MS, lookupIdempotencyKey, recordIdempotencyKey, type Tx } from '@smsgw/db';
 
-// A claim older than this whose request never completed is taken to be abandoned (a crashed process).
-const ABANDON_AFTER_MS = 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
 
+/** Stores the request's key with its response, in the transaction that stores its work. */
+export interface IdempotencyRecorder {
+  record(tx: Tx, body: object): Promise<void>;
+}
+
+/** Thrown inside the transaction when another request with the key committed first: it rolls back. */
+class KeyTaken extends Error {}
+
 /**
  * Runs `handler` under the request's Idempotency-Key, if it has one: the same key and body within
- * 24 hours replays the first response, another body is 422, a request still in flight is 409. The
- * handler completes the key in its own transaction; a refused request releases it.
+ * 24 hours replays the first response, another body is 422. The handler stores the key with its
+ * response in its own transaction (`recorder.record`), so a request that fails or dies leaves no
+ * trace and its retry is taken at once; of concurrent duplicates one does the work and the others
+ * replay its response.
  */
 export async function withIdempotencyKey<T>(
   request: FastifyRequest,
   reply: FastifyReply,
-  handler: (key: string | undefined) => Promise<T>,
+  handler: (recorder: IdempotencyRecorder | undefined) => Promise<T>,
 ): Promise<T> {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return handler(undefined);
@@ -25,31 +33,32 @@ export async function withIdempotencyKey<T>(
     throw new AppError('invalid_request', `Invalid header 'Idempotency-Key': 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`);
   }
   const { db } = request.server;
-  const userId = request.auth.user.id;
   const requestHash = new Uint8Array(
     createHash('sha256').update(request.routeOptions.url ?? '').update('\n').update(JSON.stringify(request.body)).digest(),
   );
-  const claim = await claimIdempotencyKey(db, {
-    userId, key, requestHash, now: new Date(), retentionMs: IDEMPOTENCY_KEY_RETENTION_MS, abandonAfterMs: ABANDON_AFTER_MS,
-  });
-  switch (claim.outcome) {
-    case 'mismatch':
-      throw new AppError('idempotency_key_reused');
-    case 'in_flight': {
-      // When the first request completes, or at the latest when its claim counts as abandoned.
-      const retryAfterSeconds = Math.max(1, Math.ceil((claim.claimedAt.getTime() + ABANDON_AFTER_MS - Date.now()) / 1000));
-      throw new AppError('idempotency_key_in_use', undefined, { retryAfterSeconds });
-    }
-    case 'replay':
-      reply.header('idempotency-replayed', 'true').status(claim.code);
-      // The stored body is the response this handler gave to the first request.
-      return claim.body as T;
-    case 'claimed':
-      try {
-        return await handler(key);
-      } catch (error) {
-        await releaseIdempotencyKey(db, { userId, key });
-        throw error;
-      }
+  const options = { userId: request.auth.user.id, key, requestHash, retentionMs: IDEMPOTENCY_KEY_RETENTION_MS };
+  const earlier = async () => {
+    const found = await lookupIdempotencyKey(db, { ...options, now: new Date() });
+    if (found.outcome === 'mismatch') throw new AppError('idempotency_key_reused');
+    if (found.outcome === 'new') return undefined;
+    reply.header('idempotency-replayed', 'true').status(found.code);
+    // The stored body is the response this handler gave to the first request.
+    return { body: found.body as T };
+  };
+
+  const before = await earlier();
+  if (before) return before.body;
+  try {
+    return await handler({
+      async record(tx, body) {
+        if (!(await recordIdempotencyKey(tx, { ...options, now: new Date(), code: 200, body }))) throw new KeyTaken();
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof KeyTaken)) throw error;
+    const after = await earlier();
+    if (after) return after.body;
+    // The first request's key expired or was purged in between: rare enough to ask for a retry.
+    throw new AppError('idempotency_key_in_use', undefined, { retryAfterSeconds: 1 });
   }
 }

@@ -1,9 +1,7 @@
-import type { FastifyBaseLogger } from 'fastify';
-import { AppError, availabilityWindows, isDeviceAvailable, isE164, isUuid, newId, quotaPeriod } from '@smsgw/core';
+import { AppError, type BurstLog, availabilityWindows, isDeviceAvailable, isE164, isUuid, newId, quotaPeriod } from '@smsgw/core';
 import type { ApiConfig } from '@smsgw/config';
 import {
   chargeQuota,
-  completeIdempotencyKey,
   findDevice,
   foreignGroupIds,
   groupMemberPhones,
@@ -15,13 +13,15 @@ import {
   type UserRow,
 } from '@smsgw/db';
 import { enqueueDispatch, type DispatchQueue } from '@smsgw/queue';
+import type { IdempotencyRecorder } from './idempotency.ts';
 
 export interface SendDeps {
   db: Db;
   sql: Sql;
   dispatchQueue: DispatchQueue;
   config: ApiConfig;
-  log: FastifyBaseLogger;
+  /** Where an enqueue that failed is reported (the messages are stored; the outbox sweep enqueues them). */
+  incidents: BurstLog;
 }
 
 export interface SendInput {
@@ -31,8 +31,8 @@ export interface SendInput {
   deviceId: string | undefined;
   /** The text of each recipient, once the recipients are known (a direct text, or a rendered template). */
   compose: (recipients: string[]) => Promise<MessageTexts> | MessageTexts;
-  /** The claimed Idempotency-Key, completed in the same transaction as the messages. */
-  idempotencyKey: string | undefined;
+  /** Stores the request's Idempotency-Key with the response, first in the transaction of the messages. */
+  idempotency: IdempotencyRecorder | undefined;
 }
 
 export interface SendResponse {
@@ -89,22 +89,20 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   };
 
   await db.$transaction(async (tx) => {
+    await input.idempotency?.record(tx, response);
     const limit = user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT;
     const charged = await chargeQuota(tx, { userId: user.id, period: quotaPeriod(now).start, count: ids.length, limit });
     if (!charged) throw new AppError('quota_exceeded');
     await insertMessages(tx, {
       ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now,
     });
-    if (input.idempotencyKey) {
-      await completeIdempotencyKey(tx, { userId: user.id, key: input.idempotencyKey, code: 200, body: response, now });
-    }
   });
 
   try {
     await enqueueDispatch(deps.dispatchQueue, ids);
   } catch (error) {
     // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
-    deps.log.warn({ err: error, count: ids.length }, 'enqueue failed; messages left to the outbox sweep');
+    deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: ids.length });
   }
   return response;
 }

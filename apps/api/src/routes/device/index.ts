@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, offerValidUntil } from '@smsgw/core';
+import { AppError, offerValidUntil, withoutLeapSecond } from '@smsgw/core';
 import { DeviceReport } from '@smsgw/queue';
 import { ErrorBody } from '../../schemas/common.ts';
 import { acceptReports, offer, receiveInbound } from '../../services/device-core.ts';
@@ -102,7 +102,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         for (;;) {
           const offered = await offer(app, device, { limit, order: 'fresh-first' });
-          if (offered.length > 0 || !waiter || gone.signal.aborted || Date.now() >= deadline) {
+          if (offered.length > 0 || !waiter || gone.signal.aborted || app.wakeups.closed || Date.now() >= deadline) {
             return {
               messages: offered.map((m) => ({
                 id: m.id, to: m.to, message: m.body, created_at: m.createdAt.toISOString(), valid_until: validUntil(m).toISOString(),
@@ -147,10 +147,10 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
         to: m.to ?? null,
         body: m.message,
         simNumber: m.sim_number ?? null,
-        receivedAt: new Date(m.received_at),
+        receivedAt: new Date(withoutLeapSecond(m.received_at)),
         dedupKey: m.id === undefined ? null : `id:${m.id}`,
       }));
-      return reply.status(202).send(await receiveInbound(app, request.log, request.device, messages));
+      return reply.status(202).send(await receiveInbound(app, request.device, messages));
     },
   );
 

@@ -70,7 +70,7 @@ const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
         // The app's messageId is a short hash of the SMS: with its receive time it names one SMS.
         dedupKey: `sms-gate:${payload.messageId}:${when}`,
       };
-      return reply.status(202).send(await receiveInbound(app, request.log, device, [sms]));
+      return reply.status(202).send(await receiveInbound(app, device, [sms]));
     },
   );
 };

@@ -177,6 +177,22 @@ describe('PATCH /message', () => {
     expect(Date.parse(reports[0]!.at!)).toBeGreaterThanOrEqual(before - 1000);
   });
 
+  it('takes a date outside years 0 to 9999 as the arrival time: 204, never a 503 the app would retry forever', async () => {
+    const o = await owner();
+    const [late, early] = await assigned(o, 2);
+    const before = Date.now();
+
+    const res = await patch(o.phone, [
+      snapshot(late!, 'Sent', { Sent: '9999-12-31T23:59:59.999-23:59' }),
+      snapshot(early!, 'Sent', { Sent: '0000-01-01T00:00:00.000+01:00' }),
+    ]);
+
+    expect(res.statusCode).toBe(204);
+    const reports = await queuedReports(o.phone);
+    expect(reports.map((r) => [r.id, r.status])).toEqual([[late, 'sent'], [early, 'sent']]);
+    for (const { at } of reports) expect(Date.parse(at!)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
   it('answers 204 to snapshots of unknown ids and of another phone’s messages, and queues nothing', async () => {
     const a = await owner();
     const b = await owner();
@@ -217,7 +233,7 @@ describe('PATCH /message', () => {
   });
 
   it.each([
-    ['text/plain', 400, 'invalid_request'],
+    ['text/plain', 415, 'unsupported_media_type'],
     ['application/xml', 415, 'unsupported_media_type'],
   ])('refuses a %s body with %i JSON', async (type, status, error) => {
     const o = await owner();

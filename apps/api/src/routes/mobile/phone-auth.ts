@@ -15,12 +15,14 @@ export function appVersionOf(request: FastifyRequest): string | undefined {
   return APP_AGENT.exec(request.headers['user-agent'] ?? '')?.[1];
 }
 
-/** onRequest hook: sets `request.device` to the token's SMS Gate device, or answers 401. */
+/** onRequest hook: sets `request.device` to the token's SMS Gate device, or answers 401 (429 after too many refusals). */
 export function phoneAuthentication(app: FastifyInstance, options: { recordVersion: boolean }) {
   return async (request: FastifyRequest): Promise<void> => {
-    const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-    const device = token ? await authenticateDevice(app.sql, token) : null;
-    if (!device || device.protocol !== 'sms_gate') throw new AppError('unauthorized');
+    const device = await app.verifyCredential(request, async () => {
+      const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+      const found = token ? await authenticateDevice(app.sql, token) : null;
+      return found?.protocol === 'sms_gate' ? found : null;
+    });
     const appVersion = options.recordVersion ? appVersionOf(request) : undefined;
     await markDeviceSeen(app.sql, device, new Date(), appVersion === undefined ? {} : { appVersion });
     request.device = device;

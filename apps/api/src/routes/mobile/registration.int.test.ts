@@ -130,16 +130,31 @@ describe('POST /device (registration)', () => {
     expectJsonError(res, 400, 'invalid_request');
   });
 
-  it('stores a name and SIM cards with NUL bytes and junk as plain text, keeping only the fields the app sends', async () => {
+  it('stores a name and SIM cards with NUL bytes, lone surrogates and junk as plain text, keeping only the fields the app sends', async () => {
     const userId = await newUser();
     const { code } = await createPairing(api.db, { userId, ttlSeconds: 600 });
-    const simCards = [{ slotIndex: 0, phoneNumber: '**\u000045', carrierName: 'x'.repeat(500), extra: { deep: [1] } }, 'junk', null];
+    // A lone surrogate, sent or left by cutting an emoji at 64 characters, is an escape jsonb refuses (a 500 before).
+    const simCards = [
+      { slotIndex: 0, phoneNumber: '**\u000045', carrierName: 'x'.repeat(500), iccid: '\ud800', extra: { deep: [1] } },
+      { carrierName: `${'x'.repeat(63)}😀` },
+      'junk',
+      null,
+    ];
 
     const res = await register(`Code ${code}`, { name: 'Bad\u0000Phone', simCards });
 
     expect(res.statusCode).toBe(201);
     const row = await deviceRow(res.json().id);
-    expect([row.name, row.simCards]).toEqual(['Bad\uFFFDPhone', [{ slotIndex: 0, phoneNumber: '**\uFFFD45', carrierName: 'x'.repeat(64) }]]);
+    expect([row.name, row.simCards]).toEqual([
+      'Bad\uFFFDPhone',
+      [{ slotIndex: 0, phoneNumber: '**\uFFFD45', carrierName: 'x'.repeat(64), iccid: '\uFFFD' }, { carrierName: `${'x'.repeat(63)}\uFFFD` }],
+    ]);
+    const patched = await phoneRequest(api.app, 'PATCH', '/mobile/v1/device', {
+      authorization: `Bearer ${res.json().token}`,
+      body: { id: res.json().id, simCards: [{ iccid: '\udfff' }] },
+    });
+    expect(patched.statusCode).toBe(204);
+    expect((await deviceRow(res.json().id)).simCards).toEqual([{ iccid: '\uFFFD' }]);
   });
 
   it('takes the registration at a base typed with a trailing slash (`//device`) at both prefixes', async () => {

@@ -7,7 +7,8 @@ const SIM_NUMBERS = ['slotIndex', 'simNumber'] as const;
 
 /**
  * The SIM cards as the app reported them, reduced to the fields it sends (at most 8 cards, short
- * strings, no U+0000 that Postgres could not store); undefined when it sent none or nothing usable.
+ * strings, no U+0000 nor lone surrogate that Postgres could not store); undefined when it sent none
+ * or nothing usable.
  */
 export function storableSimCards(value: unknown): Record<string, string | number>[] | undefined {
   if (!Array.isArray(value)) return undefined;
@@ -17,7 +18,8 @@ export function storableSimCards(value: unknown): Record<string, string | number
     .map((card) => {
       const kept: Record<string, string | number> = {};
       for (const key of SIM_NUMBERS) if (Number.isSafeInteger(card[key])) kept[key] = card[key] as number;
-      for (const key of SIM_FIELDS) if (typeof card[key] === 'string') kept[key] = storableText(card[key]).slice(0, 64);
+      // Cut before making it storable: a cut between the two halves of a surrogate pair leaves a lone one.
+      for (const key of SIM_FIELDS) if (typeof card[key] === 'string') kept[key] = storableText(card[key].slice(0, 64));
       return kept;
     });
 }

@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, MessageRecordSchema, isUuid, segmentInfo, statesMatching, toMessageRecord } from '@smsgw/core';
 import { findMessage, listMessages } from '@smsgw/db';
@@ -13,7 +12,7 @@ const sendErrors = { 400: ErrorBody, 402: ErrorBody, 409: ErrorBody, 422: ErrorB
 /** Sending (`/api/sms/…`, spec 4.1) and reading (`/api/v1/sms…`, spec 4.3, 4.4). */
 const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
-  const sendDeps = (log: FastifyBaseLogger) => ({ db: app.db, sql: app.sql, dispatchQueue: app.dispatchQueue, config: app.config, log });
+  const sendDeps = () => ({ db: app.db, sql: app.sql, dispatchQueue: app.dispatchQueue, config: app.config, incidents: app.incidents });
 
   app.post(
     '/api/sms/send',
@@ -28,16 +27,16 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       assertSendableText(request.body.body, 'body');
-      return withIdempotencyKey(request, reply, async (idempotencyKey) => {
+      return withIdempotencyKey(request, reply, async (idempotency) => {
         const { body, recipients, group_ids, device_id } = request.body;
         const { encoding, segments } = segmentInfo(body);
-        const response = await sendMessages(sendDeps(request.log), {
+        const response = await sendMessages(sendDeps(), {
           user: request.auth.user,
           recipients,
           groupIds: group_ids ?? [],
           deviceId: device_id,
           compose: () => ({ kind: 'same', body, segments, encoding }),
-          idempotencyKey,
+          idempotency,
         });
         app.metrics.messagesAccepted.inc({ endpoint: 'send' }, response.recipients_count);
         return response;
@@ -57,11 +56,11 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      withIdempotencyKey(request, reply, async (idempotencyKey) => {
+      withIdempotencyKey(request, reply, async (idempotency) => {
         const { recipients, template_id, variables = {}, group_ids, device_id } = request.body;
         const userId = request.auth.user.id;
         const response = await sendMessages(
-          sendDeps(request.log),
+          sendDeps(),
           {
             user: request.auth.user,
             recipients,
@@ -71,7 +70,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
               const template = await loadTemplateForSend(app.db, { userId, templateId: template_id, variables });
               return renderForRecipients(app.db, { userId, template, variables, recipients: to });
             },
-            idempotencyKey,
+            idempotency,
           },
         );
         app.metrics.messagesAccepted.inc({ endpoint: 'send-template' }, response.recipients_count);
