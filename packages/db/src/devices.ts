@@ -40,6 +40,11 @@ export async function listDevices(db: Db, userId: string): Promise<DeviceRow[]> 
   return db.device.findMany({ where: { userId, deletedAt: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select: deviceColumns });
 }
 
+/** How many devices the user has (deleted ones not counted). */
+export async function countDevices(db: Db, userId: string): Promise<number> {
+  return db.device.count({ where: { userId, deletedAt: null } });
+}
+
 export async function findDevice(db: Db, options: { userId: string; id: string }): Promise<DeviceRow | null> {
   return db.device.findFirst({ where: { id: options.id, userId: options.userId, deletedAt: null }, select: deviceColumns });
 }

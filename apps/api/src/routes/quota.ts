@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { quotaPeriod } from '@smsgw/core';
-import { quotaUsed } from '@smsgw/db';
+import { countDevices, quotaUsed } from '@smsgw/db';
 import { authErrors, Timestamp } from '../schemas/common.ts';
 
 const Quota = Type.Object({
@@ -10,6 +10,13 @@ const Quota = Type.Object({
   used: Type.Integer(),
   remaining: Type.Integer(),
   resets_at: Timestamp,
+  // The same figures under the names the Vendel SDK reads (`getQuota()`).
+  plan: Type.String({ description: 'Vendel SDK: always `self-hosted`.' }),
+  sms_sent_this_month: Type.Integer({ description: 'Vendel SDK: `used`.' }),
+  max_sms_per_month: Type.Integer({ description: 'Vendel SDK: `limit`.' }),
+  devices_registered: Type.Integer({ description: 'Vendel SDK: the user\'s devices (deleted ones not counted).' }),
+  max_devices: Type.Null({ description: 'Vendel SDK: null, smsgw sets no limit on devices.' }),
+  reset_date: Timestamp,
 });
 
 /** `GET /api/v1/quota` (alias `GET /api/plans/quota`): this month's message quota. */
@@ -21,8 +28,12 @@ const quotaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { user } = request.auth;
       const period = quotaPeriod(new Date());
       const limit = user.monthlyQuota ?? app.config.MONTHLY_QUOTA_DEFAULT;
-      const used = await quotaUsed(app.db, { userId: user.id, period: period.start });
-      return { period: period.label, limit, used, remaining: Math.max(0, limit - used), resets_at: period.resetsAt.toISOString() };
+      const [used, devices] = await Promise.all([quotaUsed(app.db, { userId: user.id, period: period.start }), countDevices(app.db, user.id)]);
+      const resetsAt = period.resetsAt.toISOString();
+      return {
+        period: period.label, limit, used, remaining: Math.max(0, limit - used), resets_at: resetsAt,
+        plan: 'self-hosted', sms_sent_this_month: used, max_sms_per_month: limit, devices_registered: devices, max_devices: null, reset_date: resetsAt,
+      };
     });
   }
 };

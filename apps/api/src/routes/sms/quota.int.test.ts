@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDevice, deleteDevice } from '@smsgw/db';
 import { countJobs, createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 // A small default, so that tests can reach it and tell it apart from a user's own limit.
@@ -48,6 +49,27 @@ describe('GET /api/v1/quota', () => {
       used: 0,
       remaining: DEFAULT_QUOTA,
       resets_at: month.next.toISOString(),
+      plan: 'self-hosted',
+      sms_sent_this_month: 0,
+      max_sms_per_month: DEFAULT_QUOTA,
+      devices_registered: expect.any(Number),
+      max_devices: null,
+      reset_date: month.next.toISOString(),
+    });
+  });
+
+  it('gives the Vendel SDK its fields: messages sent this month, the limit, and the devices registered', async () => {
+    const { apiKey, user } = await createTestUser(api.db, { monthlyQuota: 42 });
+    const devicesBefore = await api.db.device.count({ where: { userId: user.id, deletedAt: null } });
+    await createDevice(api.db, { userId: user.id, name: 'second' });
+    const gone = await createDevice(api.db, { userId: user.id, name: 'deleted' });
+    await deleteDevice(api.db, { userId: user.id, id: gone.device.id });
+    expect((await send(api.app, apiKey, { recipients: phones(3), body: 'hi' })).statusCode).toBe(200);
+
+    const res = await getQuota(apiKey, '/api/plans/quota');
+
+    expect(res.json()).toMatchObject({
+      plan: 'self-hosted', sms_sent_this_month: 3, max_sms_per_month: 42, devices_registered: devicesBefore + 1, max_devices: null,
     });
   });
 
