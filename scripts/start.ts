@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { ApiConfigSchema, loadConfig, publicUrl } from '@smsgw/config';
 import {
   createApiKey, createDb, createDevice, createPairing, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken,
@@ -18,6 +19,12 @@ const env: Record<string, string | undefined> = { ...process.env };
 env.JWT_SECRET ??= randomBytes(32).toString('base64url');
 const config = loadConfig(ApiConfigSchema, env);
 
+// Before anything is touched: a second `start` must not rotate the running demo's device token.
+if (!(await portIsFree(config.HOST, config.PORT))) {
+  console.error(`Port ${config.PORT} on ${config.HOST} is in use: is smsgw already running? Stop it, or start this one with PORT=<another port>.`);
+  process.exit(1);
+}
+
 await ensureDatabase(config.DATABASE_URL);
 const applied = await migrate(config.DATABASE_URL);
 console.log(`database ready (${applied.length} migration(s) applied)`);
@@ -33,6 +40,15 @@ const deviceToken = demoDevice
 const pairing = await createPairing(db, { userId: user.id, ttlSeconds: config.PAIRING_TTL_SECONDS });
 await db.$disconnect();
 const mobileUrl = `${publicUrl(config)}/mobile/v1`;
+
+/** Whether the API could listen on host:port now. */
+function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
+  });
+}
 
 const children: ChildProcess[] = [];
 function run(name: string, extraEnv: Record<string, string> = {}): void {

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type LogLevel } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { trustProxy, type ApiConfig } from '@smsgw/config';
 import type { Resolver } from '@smsgw/core';
@@ -41,6 +41,14 @@ export interface BuildAppOptions {
 /** Bytes of a send request with MAX_RECIPIENTS numbers of up to 16 characters each, with room to spare. */
 function bodyLimit(config: ApiConfig): number {
   return Math.max(1024 * 1024, config.MAX_RECIPIENTS * 24 + 64 * 1024);
+}
+
+/**
+ * The log level of the device protocols' routes: their request lines appear at debug and trace;
+ * at info they are left out (warnings and errors still show); stricter levels apply as they are.
+ */
+export function deviceLogLevel(level: LogLevel): LogLevel {
+  return level === 'info' ? 'warn' : level;
 }
 
 /** Milliseconds between Node's checks of requests still arriving: a tenth of the timeout, between 0.1 and 30 s. */
@@ -105,10 +113,12 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(devicePairingRoutes);
   // The device protocols' schemas are read leniently: a phone is never refused for a query
   // parameter it adds or for U+0000 in what it reports (see lenientValidatorCompiler).
+  // Their requests (polls, keepalive heartbeats, pulls) are the bulk of an idle gateway's traffic:
+  // logged only at debug (deviceLogLevel), so that LOG_LEVEL=info shows what people do.
   await app.register(async (devices) => {
     devices.setValidatorCompiler(lenientValidatorCompiler);
-    await devices.register(deviceProtocolRoutes);
-    await devices.register(mobileRoutes);
+    await devices.register(deviceProtocolRoutes, { logLevel: deviceLogLevel(config.LOG_LEVEL) });
+    await devices.register(mobileRoutes, { logLevel: deviceLogLevel(config.LOG_LEVEL) });
   });
 
   await app.ready();

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,4 +170,16 @@ export function summarizeLog(lines: string[]): LogSummary {
 /** Phone numbers `+1555…` from `start`, `count` of them. */
 export function numbers(start: number, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `+1555${String(start + i).padStart(7, '0')}`);
+}
+
+/** The exit code (or signal) of a process, when it has exited; `timeout` if not within `ms`. */
+export function exitOf(child: ChildProcess, ms = 30_000): Promise<number | string | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? child.signalCode);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('timeout'), ms);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(code ?? signal);
+    });
+  });
 }

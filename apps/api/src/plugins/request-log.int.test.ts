@@ -1,6 +1,8 @@
+import type { LogLevel } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactUrl } from './request-log.ts';
-import { startTestApi, type TestApi } from '../testing/test-api.ts';
+import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
+import { deviceLogLevel } from '../app.ts';
 
 /**
  * Issue 11, item 19: credentials put in the query string are refused (they are read from headers
@@ -44,5 +46,26 @@ describe('redactUrl', () => {
     ['/api/mobile/v1/inbound/d1/s3cr3t?x=1', '/api/mobile/v1/inbound/d1/[REDACTED]?x=1'],
   ])('%s -> %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
+  });
+});
+
+describe('device traffic in the log', () => {
+  it('leaves the device protocols\' request lines out at info, and keeps the users\'', async () => {
+    const { devices, apiKey } = await createTestUser(api.db);
+    const heartbeat = await api.app.inject({ method: 'POST', url: '/api/v1/device/heartbeat', headers: { authorization: `Bearer ${devices[0]!.token}` } });
+    expect(heartbeat.statusCode).toBeLessThan(300);
+    const pull = await api.app.inject({ method: 'GET', url: '/mobile/v1/message', headers: { authorization: 'Bearer nope' } });
+    expect(pull.statusCode).toBe(401);
+    expect((await api.app.inject({ method: 'GET', url: '/api/v1/quota?x-marker=1', headers: { 'x-api-key': apiKey } })).statusCode).toBe(200);
+
+    const urls = lines.map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url).filter(Boolean);
+    expect(urls).toContain('/api/v1/quota?x-marker=1');
+    expect(urls.filter((url) => url!.startsWith('/api/v1/device/') || url!.startsWith('/mobile/'))).toEqual([]);
+  });
+
+  it.each<[LogLevel, LogLevel]>([
+    ['info', 'warn'], ['debug', 'debug'], ['trace', 'trace'], ['warn', 'warn'], ['error', 'error'], ['silent', 'silent'],
+  ])('LOG_LEVEL=%s logs device requests at %s', (level, expected) => {
+    expect(deviceLogLevel(level)).toBe(expected);
   });
 });
