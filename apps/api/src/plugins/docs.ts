@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { publicUrl } from '@smsgw/config';
+import { SECURITY_SCHEMES, TAGS, documentRoute } from './openapi.ts';
 
 /** OpenAPI generated from the routes' TypeBox schemas: UI at `/docs`, document at `/docs/json`. */
 export const docs = fp(
@@ -10,16 +12,14 @@ export const docs = fp(
       openapi: {
         openapi: '3.1.0',
         info: { title: 'smsgw', description: 'Self-hosted SMS gateway', version: '0.1.0' },
-        components: {
-          securitySchemes: {
-            apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-            bearer: { type: 'http', scheme: 'bearer', description: 'An API key or a JWT from POST /api/v1/auth/token.' },
-          },
-        },
+        servers: [{ url: publicUrl(app.config), description: 'PUBLIC_URL' }],
+        tags: TAGS,
+        components: { securitySchemes: SECURITY_SCHEMES },
         security: [{ apiKey: [] }, { bearer: [] }],
       },
+      transform: documentRoute,
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
   },
-  { name: 'docs' },
+  { name: 'docs', dependencies: ['resources'] },
 );
