@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../testing/test-api.ts';
+import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
 import { operationId } from './openapi.ts';
 
 /** The OpenAPI document at /docs/json (issue 13, item 2 in part). */
@@ -59,6 +59,20 @@ describe('the OpenAPI document', () => {
     expect(limit?.required).not.toBe(true);
     const wait = document.paths['/api/v1/device/messages']?.get?.parameters?.find((p) => p.name === 'wait');
     expect(wait?.required).not.toBe(true);
+  });
+});
+
+describe('examples', () => {
+  it('offers a send body that is accepted as it stands', async () => {
+    const raw = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json() as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { example?: unknown }> } }>>;
+    };
+    // @fastify/swagger moves a schema's single example to the media type, where Swagger UI reads it.
+    const { example } = raw.paths['/api/sms/send']!.post!.requestBody!.content['application/json']!;
+    expect(example).toEqual({ recipients: ['+15551234567'], body: 'Hello from smsgw' });
+    const { apiKey } = await createTestUser(api.db);
+    const res = await api.app.inject({ method: 'POST', url: '/api/sms/send', headers: { 'x-api-key': apiKey }, payload: example as object });
+    expect(res.statusCode).toBe(200);
   });
 });
 

@@ -15,7 +15,8 @@ export const SendBody = Type.Object(
     device_id: Type.Optional(DeviceId),
     group_ids: Type.Optional(GroupIds),
   },
-  { additionalProperties: false },
+  // The docs' "Try it out" starts from this: a request that is accepted as it stands.
+  { additionalProperties: false, examples: [{ recipients: ['+15551234567'], body: 'Hello from smsgw' }] },
 );
 
 export const SendTemplateBody = Type.Object(
