@@ -10,6 +10,7 @@ const ENTRIES = {
   api: 'apps/api/src/server.ts',
   dispatcher: 'apps/dispatcher/src/main.ts',
   'device-sim': 'apps/device-sim/src/main.ts',
+  'modem-agent': 'apps/modem-agent/src/main.ts',
   cli: 'apps/cli/src/main.ts',
 };
 

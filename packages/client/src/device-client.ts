@@ -18,6 +18,16 @@ export interface Report {
   at?: string;
 }
 
+/** An incoming SMS as a device reports it; `id` makes a repeat count once. */
+export interface InboundSms {
+  id?: string;
+  from: string;
+  to?: string;
+  message: string;
+  received_at: string;
+  sim_number?: number;
+}
+
 export interface ReportsResult {
   accepted: number;
   rejected: { id: string; error: string; message: string }[];
@@ -49,6 +59,11 @@ export class DeviceClient {
 
   report(reports: Report[]): Promise<ReportsResult> {
     return request(this.baseUrl, this.auth, '/api/v1/device/reports', { method: 'POST', body: { reports } });
+  }
+
+  /** Incoming SMS (1..500), each stored once per device and `id`. */
+  inbound(messages: InboundSms[]): Promise<{ stored: number; duplicates: number }> {
+    return request(this.baseUrl, this.auth, '/api/v1/device/inbound', { method: 'POST', body: { messages } });
   }
 
   heartbeat(): Promise<{ status: 'ok'; server_time: string }> {

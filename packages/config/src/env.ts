@@ -210,6 +210,24 @@ export const DeviceSimConfigSchema = Type.Object({
 });
 export type DeviceSimConfig = Static<typeof DeviceSimConfigSchema>;
 
+/** The USB modem agent (docs/devices.md, "USB modems"): one process per modem. */
+export const ModemAgentConfigSchema = Type.Object({
+  MODEM_PORT: Type.String({ minLength: 1, description: 'Serial port of the modem\'s AT interface, e.g. /dev/ttyUSB2 or /dev/serial/by-id/…. Required.' }),
+  MODEM_BAUD: Type.Integer({ default: 115200, minimum: 300, maximum: 4000000, description: 'Baud rate of the serial port.' }),
+  MODEM_PIN: Type.Optional(Type.String({ pattern: '^[0-9]{4,8}$', description: 'SIM PIN, entered when the SIM asks for it.' })),
+  SMSGW_URL: Type.String({ pattern: '^https?://', description: 'Base URL of the smsgw API. Required.' }),
+  SMSGW_DEVICE_TOKEN: Type.String({ pattern: '^smsgw_dt_', description: 'The modem\'s device token (POST /api/v1/devices). Required.' }),
+  MODEM_STATE_FILE: Type.Optional(
+    Type.String({ minLength: 1, description: 'Where the agent remembers what it submitted, so that a restart never sends a message twice; default modem-<port name>.state.json in the working directory.' }),
+  ),
+  MODEM_COMMAND_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Longest wait for the answer to an AT command; past it the modem is opened and initialised again.' }),
+  MODEM_SEND_TIMEOUT_MS: Type.Integer({ default: 60000, minimum: 100, description: 'Longest wait for +CMGS after a PDU (the network may be slow).' }),
+  MODEM_POLL_SECONDS: Type.Integer({ default: 30, minimum: 1, description: 'How often the agent claims without a wake-up, retries forwarding incoming SMS and checks that the modem answers.' }),
+  MODEM_RETRY_MAX_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Longest pause between attempts to reopen the port or reach smsgw (the pause doubles from 250 ms).' }),
+  LOG_LEVEL: LogEnv.properties.LOG_LEVEL,
+});
+export type ModemAgentConfig = Static<typeof ModemAgentConfigSchema>;
+
 export const CliConfigSchema = Type.Evaluate(
   Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DeviceEnv, Type.Pick(ApiEnv, ['HOST', 'PORT']), DeviceProtocolEnv]),
 );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { segmentInfo } from './segments.ts';
+import { segmentInfo, splitSegments } from './segments.ts';
 
 const gsm = (n: number) => 'a'.repeat(n);
 const ucs = (n: number) => 'ł'.repeat(n);
@@ -69,5 +69,29 @@ describe('segmentInfo: UCS-2', () => {
     // 134 units would fit two segments of 67, but the emoji would straddle the boundary.
     expect(segmentInfo(ucs(66) + '😀' + ucs(66))).toEqual({ encoding: 'UCS-2', segments: 3 });
     expect(segmentInfo('😀' + ucs(132))).toEqual({ encoding: 'UCS-2', segments: 2 });
+  });
+});
+
+describe('splitSegments', () => {
+  it('keeps a single SMS whole', () => {
+    expect(splitSegments(gsm(160))).toEqual({ encoding: 'GSM-7', parts: [gsm(160)] });
+    expect(splitSegments(ucs(70))).toEqual({ encoding: 'UCS-2', parts: [ucs(70)] });
+  });
+
+  it('cuts 153 septets or 67 units a part, an escape or surrogate pair never split', () => {
+    expect(splitSegments(gsm(200)).parts.map((p) => p.length)).toEqual([153, 47]);
+    expect(splitSegments(ucs(200)).parts.map((p) => p.length)).toEqual([67, 67, 66]);
+    expect(splitSegments(`${gsm(152)}€${gsm(10)}`).parts).toEqual([gsm(152), `€${gsm(10)}`]);
+    expect(splitSegments(`${ucs(66)}😀x${ucs(10)}`).parts).toEqual([ucs(66), `😀x${ucs(10)}`]);
+  });
+
+  it('always agrees with segmentInfo and gives the text back when joined', () => {
+    const alphabet = ['a', '€', 'ł', '😀', ' ', '{'];
+    for (let length = 0; length < 400; length += 7) {
+      const text = Array.from({ length }, (_, i) => alphabet[(i * 7 + length) % alphabet.length]).join('');
+      const split = splitSegments(text);
+      expect(split.parts.join('')).toBe(text);
+      expect({ encoding: split.encoding, segments: split.parts.length }).toEqual(segmentInfo(text));
+    }
   });
 });

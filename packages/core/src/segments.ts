@@ -50,3 +50,35 @@ function countSegments(widths: number[], single: number, multi: number): number 
   }
   return segments;
 }
+
+export interface SplitText {
+  encoding: Encoding;
+  /** The text of each segment, in order: one for a single SMS, else the concatenated parts (153 septets or 67 units each). */
+  parts: string[];
+}
+
+/**
+ * Splits a text into the segments `segmentInfo` counts, for a sender that builds one SMS per
+ * segment (the modem agent): the same encoding and the same number of parts, never splitting an
+ * escape pair or a surrogate pair.
+ */
+export function splitSegments(text: string): SplitText {
+  const { encoding, segments } = segmentInfo(text);
+  if (segments === 1) return { encoding, parts: [text] };
+  const multi = encoding === 'GSM-7' ? 153 : 67;
+  const parts: string[] = [];
+  let current = '';
+  let used = 0;
+  for (const char of text) {
+    const width = encoding === 'GSM-7' ? (extended.has(char) ? 2 : 1) : char.length;
+    if (used + width > multi) {
+      parts.push(current);
+      current = '';
+      used = 0;
+    }
+    current += char;
+    used += width;
+  }
+  parts.push(current);
+  return { encoding, parts };
+}
