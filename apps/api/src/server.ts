@@ -1,8 +1,15 @@
 import { ApiConfigSchema, loadConfig } from '@smsgw/config';
+import { databaseProblem } from '@smsgw/db';
 import { buildApp } from './app.ts';
 
 // `pnpm start:api`: the API alone, configured by the environment.
 const config = loadConfig(ApiConfigSchema);
+// One line and exit 1 for a database that is missing, unreachable or not migrated, before listening.
+const problem = await databaseProblem(config.DATABASE_URL);
+if (problem) {
+  console.error(problem);
+  process.exit(1);
+}
 const app = await buildApp({ config });
 await app.listen({ host: config.HOST, port: config.PORT });
 

@@ -1,9 +1,16 @@
 import { pino } from 'pino';
 import { DispatcherConfigSchema, loadConfig } from '@smsgw/config';
+import { databaseProblem } from '@smsgw/db/sql';
 import { startDispatcher } from './dispatcher.ts';
 
 // `pnpm start:dispatcher`: one dispatcher process, configured by the environment.
 const config = loadConfig(DispatcherConfigSchema);
+// One line and exit 1 for a database that is missing, unreachable or not migrated.
+const problem = await databaseProblem(config.DATABASE_URL);
+if (problem) {
+  console.error(problem);
+  process.exit(1);
+}
 const log = pino({ level: config.LOG_LEVEL, base: { service: 'dispatcher', pid: process.pid } });
 const dispatcher = await startDispatcher(config, log);
 

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
@@ -9,7 +10,16 @@ import pg from 'pg';
  * Prisma CLI: in name order, each in its own transaction, under Prisma's own advisory lock, recorded
  * in `_prisma_migrations` with the same checksum, so that `prisma migrate deploy` sees one history.
  */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
+export const MIGRATIONS_DIR = findMigrationsDir(dirname(fileURLToPath(import.meta.url)));
+
+/** `prisma/migrations` of the checkout, found upwards from here: from the sources and from a bundle in dist/ alike. */
+function findMigrationsDir(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'prisma', 'migrations');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return join(from, '../../../prisma/migrations');
+  }
+}
 
 // The lock key `prisma migrate` takes, so that both never run at once on one database.
 const PRISMA_ADVISORY_LOCK = 72707369;
@@ -54,6 +64,42 @@ export async function ensureDatabase(url: string): Promise<boolean> {
 
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Why a process cannot start on this database, in one line that names the variable and the fix; or
+ * null when the database is there and has every migration.
+ */
+export async function databaseProblem(url: string, dir = MIGRATIONS_DIR): Promise<string | null> {
+  const where = (() => {
+    try {
+      const parsed = new URL(url);
+      return `${parsed.hostname}:${parsed.port || 5432}/${parsed.pathname.slice(1)}`;
+    } catch {
+      return 'DATABASE_URL';
+    }
+  })();
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === '3D000') return `Database ${where} does not exist (DATABASE_URL): create and migrate it with ./pnpmw db:migrate.`;
+    if (code === '28P01' || code === '28000') return `Postgres refused the credentials of DATABASE_URL (${where}): check the user and password.`;
+    return `Cannot reach Postgres at ${where} (DATABASE_URL): ${(error as Error).message || code}. Is it running?`;
+  }
+  try {
+    const { rows } = await client.query<{ name: string | null }>(`SELECT to_regclass('"_prisma_migrations"')::text AS name`);
+    const finished = rows[0]?.name
+      ? new Set((await client.query<{ migration_name: string }>('SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL')).rows.map((r) => r.migration_name))
+      : new Set<string>();
+    const pending = (await readMigrations(dir)).filter((m) => !finished.has(m.name));
+    if (pending.length === 0) return null;
+    return `Database ${where} lacks ${pending.length} migration(s), the newest ${pending.at(-1)!.name}: run ./pnpmw db:migrate.`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Applies pending migrations; returns the names applied. */

@@ -9,3 +9,4 @@ export * from './retention.ts';
 export * from './availability.ts';
 export * from './offers.ts';
 export * from './inbound.ts';
+export { databaseProblem } from './migrator.ts';

@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import pg from 'pg';
+import { freePort } from '../support/cluster.ts';
+
+/**
+ * Start-up on a database that cannot serve (issue 13, item 5): the API and the dispatcher say so in
+ * one line that names DATABASE_URL and the fix, and exit 1 within seconds, before listening.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const server = new URL(inject('databaseUrl'));
+const empty = `smsgw_empty_${randomBytes(4).toString('hex')}`;
+
+beforeAll(async () => {
+  const client = new pg.Client({ connectionString: server.toString() });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${empty}`);
+  await client.end();
+});
+afterAll(async () => {
+  const client = new pg.Client({ connectionString: server.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${empty} WITH (FORCE)`);
+  await client.end();
+});
+
+function databaseUrl(name: string, port = server.port): string {
+  return Object.assign(new URL(server), { pathname: `/${name}`, port }).toString();
+}
+
+async function run(kind: 'api' | 'dispatcher', url: string): Promise<{ code: number | null; lines: string[]; ms: number }> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [`dist/${kind}.mjs`], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: url, JWT_SECRET: 'startup-test-secret-of-at-least-32-chars', PORT: String(await freePort()), LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, lines: output.split('\n').filter(Boolean), ms: Date.now() - started };
+}
+
+describe.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
+  it('names a database that does not exist and the fix', async () => {
+    const result = await run(kind, databaseUrl(`smsgw_missing_${randomBytes(4).toString('hex')}`));
+    expect(result.code).toBe(1);
+    expect(result.lines).toEqual([expect.stringMatching(/does not exist \(DATABASE_URL\): create and migrate it with \.\/pnpmw db:migrate/)]);
+    expect(result.ms).toBeLessThan(10_000);
+  });
+
+  it('names a database without its migrations and the fix', async () => {
+    const result = await run(kind, databaseUrl(empty));
+    expect(result.code).toBe(1);
+    expect(result.lines).toEqual([expect.stringMatching(/lacks \d+ migration\(s\), the newest \d+_\w+: run \.\/pnpmw db:migrate/)]);
+  });
+
+  it('names a Postgres that does not answer', async () => {
+    const result = await run(kind, databaseUrl('smsgw', String(await freePort())));
+    expect(result.code).toBe(1);
+    expect(result.lines).toEqual([expect.stringMatching(/^Cannot reach Postgres at 127\.0\.0\.1:\d+\/smsgw \(DATABASE_URL\)/)]);
+  });
+});
