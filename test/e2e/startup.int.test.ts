@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
+import { createTestDatabase } from '@smsgw/db/testing';
 import { freePort } from '../support/cluster.ts';
 
 /**
- * Start-up on a database that cannot serve (issue 13, item 5): the API and the dispatcher say so in
- * one line that names DATABASE_URL and the fix, and exit 1 within seconds, before listening.
+ * Start-up on a database or a Redis that cannot serve (issue 13, item 5): the API and the dispatcher
+ * say so in one line that names the variable and the fix, and exit 1 within seconds, before listening.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const server = new URL(inject('databaseUrl'));
@@ -30,11 +31,11 @@ function databaseUrl(name: string, port = server.port): string {
   return Object.assign(new URL(server), { pathname: `/${name}`, port }).toString();
 }
 
-async function run(kind: 'api' | 'dispatcher', url: string): Promise<{ code: number | null; lines: string[]; ms: number }> {
+async function run(kind: 'api' | 'dispatcher', url: string, env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[]; ms: number }> {
   const started = Date.now();
   const child = spawn(process.execPath, [`dist/${kind}.mjs`], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: url, JWT_SECRET: 'startup-test-secret-of-at-least-32-chars', PORT: String(await freePort()), LOG_LEVEL: 'info' },
+    env: { ...process.env, DATABASE_URL: url, JWT_SECRET: 'startup-test-secret-of-at-least-32-chars', PORT: String(await freePort()), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -58,6 +59,18 @@ describe.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
     const result = await run(kind, databaseUrl(empty));
     expect(result.code).toBe(1);
     expect(result.lines).toEqual([expect.stringMatching(/lacks \d+ migration\(s\), the newest \d+_\w+: run \.\/pnpmw db:migrate/)]);
+  });
+
+  it('names a Redis that does not answer', async () => {
+    const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
+    try {
+      const result = await run(kind, database.url, { REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+      expect(result.code).toBe(1);
+      expect(result.lines).toEqual([expect.stringMatching(/^Cannot reach Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): .*Is it running\?$/)]);
+      expect(result.ms).toBeLessThan(10_000);
+    } finally {
+      await database.drop();
+    }
   });
 
   it('names a Postgres that does not answer', async () => {
