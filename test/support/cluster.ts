@@ -9,11 +9,11 @@ import pg from 'pg';
 import { deletePrefix } from '@smsgw/queue';
 
 /**
- * The real smsgw processes (API, dispatchers, simulated devices) as child processes, for the
+ * The real smsgw processes (API, dispatchers, simulated devices, modem agents) as child processes, for the
  * end-to-end tests and the end-to-end benchmark.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export type ProcessKind = 'api' | 'dispatcher' | 'device-sim';
+export type ProcessKind = 'api' | 'dispatcher' | 'device-sim' | 'modem-agent';
 
 /** Bundles the processes (scripts/build.mjs), as `pnpm start` runs them. */
 export function buildProcesses(): void {
@@ -47,6 +47,11 @@ export interface Cluster {
   output(name: string): string[];
   /** Starts a device-sim process named `name` and waits until `expectStreams` devices in all hold a stream. */
   startSim(name: string, devices: SimDevices, expectStreams: number, env?: Record<string, string>): Promise<ChildProcess>;
+  /**
+   * Starts a modem agent named `name` on this cluster's API with `env` (MODEM_PORT, SMSGW_DEVICE_TOKEN,
+   * MODEM_STATE_FILE, …) and waits until `expectStreams` devices in all hold a stream.
+   */
+  startModemAgent(name: string, env: Record<string, string>, expectStreams: number): Promise<ChildProcess>;
   /** Sends `signal` and waits for the process to exit. */
   kill(name: string, signal: NodeJS.Signals): Promise<void>;
   /** Sends `signal` (SIGSTOP, SIGCONT, …) without waiting. */
@@ -135,6 +140,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     output: (name) => outputs.get(name) ?? [],
     async startSim(name, devices, expectStreams, extra) {
       const child = startSim(name, devices, extra);
+      await waitForStreams(options.databaseUrl, expectStreams, processes);
+      return child;
+    },
+    async startModemAgent(name, extra, expectStreams) {
+      const child = start(name, 'modem-agent', { SMSGW_URL: baseUrl, ...extra });
       await waitForStreams(options.databaseUrl, expectStreams, processes);
       return child;
     },

@@ -45,7 +45,9 @@ export function startModemAgent(config: ModemAgentConfig, log: Logger): ModemAge
       else if (code.kind === 'cds') {
         const reference = statusReportOf(code.pdu);
         if (reference instanceof Error) log.warn({ pdu: code.pdu, reason: reference.message }, 'unreadable status report, skipped');
-        else outbox?.onStatusReport(reference.reference, reference.status);
+        // A +CDS read together with the +CMGS that gave its reference runs before the submission has
+        // recorded that reference (its continuation is a microtask): handle the report after it.
+        else setImmediate(() => outbox?.onStatusReport(reference.reference, reference.status));
       }
     },
     onReady() {

@@ -28,8 +28,10 @@ export class Outbox {
     // After a restart: what was interrupted mid-submission fails (never sent twice); the rest is reported again.
     for (const entry of state.all()) {
       if (entry.phase === 'submitting') this.finish(entry, 'failed', 'The modem agent stopped while submitting this message; it may or may not have been sent and is not sent again.');
-      else if (entry.phase === 'sent') this.queueReport(entry.id, 'sent');
-      else if (entry.phase === 'final' && entry.outcome) this.queueReport(entry.id, entry.outcome.status, entry.outcome.error);
+      else if (entry.phase === 'sent') {
+        this.queueReport(entry.id, 'sent');
+        this.settleReported(entry);
+      } else if (entry.phase === 'final' && entry.outcome) this.queueReport(entry.id, entry.outcome.status, entry.outcome.error);
     }
   }
 
@@ -61,11 +63,13 @@ export class Outbox {
     }
     const { outcome, text } = describeStatus(status);
     if (outcome === 'pending') this.log.info({ id: entry.id, reference, status: text }, 'status report: still trying');
+    // A part's report can come while later parts are still being submitted: `submit` settles the message after its last part.
+    else if (outcome === 'failed' && entry.phase === 'submitting') this.state.update(entry.id, { outcome: { status: 'failed', error: text } });
     else if (outcome === 'failed') this.finish(entry, 'failed', text);
     else {
       const deliveredRefs = [...new Set([...entry.deliveredRefs, reference])];
       this.state.update(entry.id, { deliveredRefs });
-      if (entry.refs.every((ref) => deliveredRefs.includes(ref))) this.finish(entry, 'delivered');
+      if (entry.phase === 'sent') this.settleReported(entry);
     }
   }
 
@@ -143,9 +147,16 @@ export class Outbox {
         return;
       }
     }
-    this.state.update(entry.id, { phase: 'sent' });
+    const sent = this.state.update(entry.id, { phase: 'sent' })!;
     this.queueReport(entry.id, 'sent');
-    this.log.info({ id: entry.id, parts: parts.length, refs: this.state.get(entry.id)?.refs }, 'message sent');
+    this.log.info({ id: entry.id, parts: parts.length, refs: sent.refs }, 'message sent');
+    this.settleReported(sent);
+  }
+
+  /** Delivered once every part's report said so; failed as soon as one part's did. */
+  private settleReported(entry: Submission): void {
+    if (entry.outcome?.status === 'failed') this.finish(entry, 'failed', entry.outcome.error);
+    else if (entry.refs.length > 0 && entry.refs.every((ref) => entry.deliveredRefs.includes(ref))) this.finish(entry, 'delivered');
   }
 
   private finish(entry: Submission, status: 'delivered' | 'failed', error?: string): void {

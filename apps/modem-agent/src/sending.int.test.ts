@@ -7,15 +7,18 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { parse, Submit, utils } from 'node-pdu';
 import { send, uniquePhone } from '@smsgw/api/testing';
 import { startHarness, startWorld, type Harness, type World } from './testing/harness.ts';
+import { TcpRelay } from './testing/tcp-relay.ts';
 
 let world: World;
 let h: Harness | undefined;
+let relay: TcpRelay | undefined;
 beforeAll(async () => {
   world = await startWorld();
 });
 afterEach(async () => {
   await h?.close();
-  h = undefined;
+  await relay?.cut();
+  h = relay = undefined;
 });
 afterAll(async () => {
   await world?.close();
@@ -105,6 +108,16 @@ describe('modem agent: sending', () => {
     await waitForState(h, ucs, 'delivered');
   });
 
+  it('matches status reports that come at once: in the same read as their +CMGS, and before the next part is submitted', async () => {
+    h = await startHarness(world, { deliverAfterMs: 0 });
+    h.startAgent();
+    await ready(h);
+    const id = await sendOne(h, 'Добрый день! Ваш заказ готов. '.repeat(7).slice(0, 200));
+    await waitForState(h, id, 'delivered');
+    expect(h.modem.submitted).toHaveLength(3);
+    expect(h.logs.filter((l) => l.msg === 'status report for no message of this agent, skipped')).toEqual([]);
+  });
+
   it('fails a message with the +CMS ERROR in words, and one whose status report says it failed', async () => {
     h = await startHarness(world);
     h.startAgent();
@@ -172,5 +185,36 @@ describe('modem agent: sending', () => {
     await vi.waitFor(() => expect(h!.modem.commands.slice(0, INIT.length)).toEqual(INIT), { timeout: 10_000 });
     const id = await sendOne(h, 'after the replug');
     await waitForState(h, id, 'sent');
+  });
+});
+
+describe('modem agent: smsgw unreachable while sending', () => {
+  it('keeps the sent and delivered reports while smsgw is unreachable, gives them once it is back, and submits nothing twice', async () => {
+    h = await startHarness(world);
+    const { hostname, port } = new URL(world.baseUrl);
+    relay = new TcpRelay({ host: hostname, port: Number(port) });
+    await relay.open();
+    h.startAgent({ SMSGW_URL: relay.url });
+    await ready(h);
+
+    // Taken, acknowledged and submitted; smsgw goes away before the modem accepts it.
+    h.modem.holding = true;
+    const id = await sendOne(h, 'through an outage');
+    await vi.waitFor(() => expect(h!.modem.submitted).toHaveLength(1), { timeout: 10_000 });
+    await relay.cut();
+    h.modem.release();
+    await vi.waitFor(() => expect(h!.logs.some((l) => l.msg === 'message sent' && l.id === id)).toBe(true), { timeout: 5_000 });
+    h.modem.statusReport(h.modem.submitted[0]!.mr, 0);
+    const delivered = () => h!.logs.findIndex((l) => l.msg === 'message delivered' && l.id === id);
+    await vi.waitFor(() => expect(delivered()).toBeGreaterThanOrEqual(0), { timeout: 5_000 });
+    // The agent tried to report and could not; smsgw still has the message as the agent left it.
+    await vi.waitFor(() => expect(h!.logs.slice(delivered()).some((l) => l.msg === 'reports not accepted; trying again later')).toBe(true), { timeout: 10_000 });
+    expect((await message(h, id)).state).toBe('sending');
+
+    await relay.open();
+    await waitForState(h, id, 'delivered');
+    expect(h.modem.commands.filter((c) => c.startsWith('AT+CMGS='))).toHaveLength(1);
+    expect(h.modem.submitted).toHaveLength(1);
+    await vi.waitFor(async () => expect(JSON.parse(await readFile(h!.stateFile, 'utf8')).submissions).toEqual([]));
   });
 });

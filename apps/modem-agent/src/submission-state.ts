@@ -82,10 +82,10 @@ export class SubmissionState {
     if (entry) this.update(id, { refs: [...entry.refs, ref] });
   }
 
-  /** The message a status report is about: the newest one sent with that reference. */
+  /** The message a status report is about: the newest one sent, or being submitted, with that reference. */
   byRef(ref: number): Submission | undefined {
     return this.all()
-      .filter((entry) => entry.phase === 'sent' && entry.refs.includes(ref))
+      .filter((entry) => (entry.phase === 'sent' || entry.phase === 'submitting') && entry.refs.includes(ref))
       .sort((a, b) => b.at.localeCompare(a.at))[0];
   }
 

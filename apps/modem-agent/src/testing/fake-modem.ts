@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Deliver, utils } from 'node-pdu';
+import { Deliver, parse, Submit, utils } from 'node-pdu';
 import { SerialPort } from 'serialport';
 
 /**
@@ -39,6 +39,11 @@ export class PtyPair {
 export interface FakeModemOptions {
   /** The SIM asks for this PIN before it is READY. */
   pin?: string;
+  /**
+   * The network's part: each accepted submission gets a status report saying delivered, this many ms
+   * after its +CMGS (0: in the same write, so both reach the agent in one read).
+   */
+  deliverAfterMs?: number;
 }
 
 /**
@@ -57,6 +62,9 @@ export class FakeModem {
   failNextSubmit: number | undefined;
   /** When true, the modem reads and answers nothing. */
   silent = false;
+  /** When true, submissions are taken but their +CMGS answer waits for `release()` (a slow network). */
+  holding = false;
+  private held: number[] = [];
   private echo = true;
   private pinOk: boolean;
   private nextMr = 1;
@@ -98,9 +106,7 @@ export class FakeModem {
 
   /** A status report for the submission with reference `mr` (TP-Status `status`: 0 delivered). */
   statusReport(mr: number, status: number, to = '+447700900000'): void {
-    const now = new utils.SCTS(new Date()).toString();
-    const tpdu = `06${hex(mr)}${new utils.SCA(true).setPhone(to).toString()}${now}${now}${hex(status)}`;
-    this.write(`\r\n+CDS: ${tpdu.length / 2}\r\n00${tpdu}\r\n`);
+    this.write(cds(mr, status, to));
   }
 
   /** Anything, as a broken or chatty modem writes it. */
@@ -138,7 +144,22 @@ export class FakeModem {
     const mr = this.nextMr;
     this.nextMr = (this.nextMr + 1) % 256;
     this.submitted.push({ pdu, length, mr });
-    this.write(`\r\n+CMGS: ${mr}\r\n\r\nOK\r\n`);
+    if (this.holding) this.held.push(mr);
+    else this.accept(mr);
+  }
+
+  /** Answers the submissions held so far and stops holding. */
+  release(): void {
+    this.holding = false;
+    for (const mr of this.held.splice(0)) this.accept(mr);
+  }
+
+  private accept(mr: number): void {
+    const accepted = `\r\n+CMGS: ${mr}\r\n\r\nOK\r\n`;
+    const { deliverAfterMs } = this.options;
+    if (deliverAfterMs === 0) return this.write(`${accepted}${cds(mr, 0)}`);
+    this.write(accepted);
+    if (deliverAfterMs !== undefined) setTimeout(() => this.statusReport(mr, 0), deliverAfterMs).unref();
   }
 
   private answer(command: string): void {
@@ -175,6 +196,27 @@ export class FakeModem {
     }
     this.write('\r\nERROR\r\n');
   }
+}
+
+/** What a PDU given to AT+CMGS says, decoded with node-pdu: destination, text, and which part it is (1 of 1 when single). */
+export function readSubmit(pdu: string): { to: string; text: string; part: number; parts: number; statusReport: boolean } {
+  const parsed = parse(pdu);
+  if (!(parsed instanceof Submit)) throw new Error('not an SMS-SUBMIT');
+  const header = parsed.data.parts[0]?.header;
+  return {
+    to: `+${parsed.address.phone}`,
+    text: parsed.data.getText(),
+    part: header?.getCurrent() ?? 1,
+    parts: header?.getSegments() ?? 1,
+    statusReport: parsed.type.statusReportRequest === 1,
+  };
+}
+
+/** An unsolicited +CDS: the status report (SMS-STATUS-REPORT) for the submission with reference `mr`. */
+function cds(mr: number, status: number, to = '+447700900000'): string {
+  const now = new utils.SCTS(new Date()).toString();
+  const tpdu = `06${hex(mr)}${new utils.SCA(true).setPhone(to).toString()}${now}${now}${hex(status)}`;
+  return `\r\n+CDS: ${tpdu.length / 2}\r\n00${tpdu}\r\n`;
 }
 
 function hex(n: number): string {
