@@ -1,21 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { numbers, startGateway, type Gateway } from './support/fixture.ts';
+import { numbers, gatewayPerTest } from './support/fixture.ts';
 
 /**
  * A retry after the API died in the middle of a send (issue 11, item 5): the key held nothing, so
  * the retry is taken at once, and the messages exist once.
  */
-let gateway: Gateway | undefined;
-
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-});
+const startGateway = gatewayPerTest();
 
 describe('idempotent retry after a crash', () => {
   it('takes the retry of a send whose API was SIGKILLed mid-transaction at once, and sends each message once', async () => {
-    gateway = await startGateway({ devices: 1 });
+    const gateway = await startGateway({ devices: 1 });
     const g = gateway;
     const first = await g.send(numbers(0, 1)); // the user's quota row exists from here on
     await g.waitForDelivered(1, 30_000);

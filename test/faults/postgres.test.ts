@@ -1,20 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { numbers, startGateway, summarizeLog, type Gateway } from './support/fixture.ts';
+import { describe, expect, it } from 'vitest';
+import { numbers, gatewayPerTest, summarizeLog } from './support/fixture.ts';
 
 /**
  * Postgres restarting under load (issue 11, item 2): every request meanwhile answers 503 with
  * Retry-After or succeeds, never 500; nothing is lost or sent twice; the logs stay readable (item 6).
  */
-let gateway: Gateway | undefined;
-
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-});
+const startGateway = gatewayPerTest();
 
 describe('Postgres restart', () => {
   it('answers 503 while Postgres restarts, never 500, and delivers every message exactly once', async () => {
-    gateway = await startGateway({ devices: 2 });
+    const gateway = await startGateway({ devices: 2 });
     const g = gateway;
     const ids: string[] = [];
     // Settled at once, so that a failed send fails the test where it is awaited.

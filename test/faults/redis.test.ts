@@ -1,16 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { numbers, startGateway, summarizeLog, type Gateway } from './support/fixture.ts';
+import { describe, expect, it } from 'vitest';
+import { numbers, gatewayPerTest, summarizeLog, type Gateway } from './support/fixture.ts';
 
 /**
  * Redis restarted empty (issue 11, item 1) and Redis stalled (item 3), with real processes. Nothing
  * is lost or sent twice, no request answers 500, and the logs stay readable (item 6).
  */
-let gateway: Gateway | undefined;
-
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-});
+const startGateway = gatewayPerTest();
 
 async function expectEachSentOnce(g: Gateway, ids: string[]): Promise<void> {
   const sent = await g.sent();
@@ -21,7 +16,7 @@ async function expectEachSentOnce(g: Gateway, ids: string[]): Promise<void> {
 
 describe('Redis restarted empty', () => {
   it('re-creates the sweep schedule by itself and delivers what was sent before and after', async () => {
-    gateway = await startGateway({ env: { SWEEP_INTERVAL_SECONDS: '1' } });
+    const gateway = await startGateway({ env: { SWEEP_INTERVAL_SECONDS: '1' } });
     const before = await gateway.send(numbers(0, 100));
     await gateway.waitForDelivered(100, 30_000);
 
@@ -46,17 +41,17 @@ describe('Redis restarted empty', () => {
 
 describe('Redis stalled', () => {
   it('keeps /health and sends prompt during CLIENT PAUSE and delivers everything afterwards', async () => {
-    gateway = await startGateway();
+    const gateway = await startGateway();
     const first = await gateway.send(numbers(0, 50));
     await gateway.waitForDelivered(50, 30_000);
 
     await gateway.redis.pause(6000);
     const pausedAt = Date.now();
-    const health = await timed(() => fetch(`${gateway!.cluster.baseUrl}/health`));
+    const health = await timed(() => fetch(`${gateway.cluster.baseUrl}/health`));
     expect(health.result.status).toBe(200);
     expect(health.ms).toBeLessThan(1500);
 
-    const sent = await timed(() => gateway!.send(numbers(50, 50), { retryForMs: 1 }));
+    const sent = await timed(() => gateway.send(numbers(50, 50), { retryForMs: 1 }));
     expect(sent.ms).toBeLessThan(3000);
     expect(Date.now() - pausedAt).toBeLessThan(6000); // all of it happened while Redis was paused
 

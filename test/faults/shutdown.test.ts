@@ -1,17 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { exitOf, startGateway, summarizeLog, type Gateway } from './support/fixture.ts';
+import { describe, expect, it } from 'vitest';
+import { exitOf, gatewayPerTest, summarizeLog } from './support/fixture.ts';
 
 /** Shutdown (issue 11, item 4): prompt, complete, and exit code 0 (`./pnpmw start`: start.test.ts). */
-let gateway: Gateway | undefined;
-
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-});
+const startGateway = gatewayPerTest();
 
 describe('shutdown', () => {
   it('the API answers its long polls and ends its event streams at once on SIGTERM, and exits within 5 s', async () => {
-    gateway = await startGateway({ devices: 1 });
+    const gateway = await startGateway({ devices: 1 });
     const { baseUrl } = gateway.cluster;
     const headers = { authorization: `Bearer ${gateway.tokens[0]}` };
     const longPoll = fetch(`${baseUrl}/api/v1/device/messages?wait=30`, { headers });
@@ -31,7 +26,7 @@ describe('shutdown', () => {
   });
 
   it('a dispatcher exits within 15 s of SIGTERM while Redis is down', async () => {
-    gateway = await startGateway({ devices: 1 });
+    const gateway = await startGateway({ devices: 1 });
     await gateway.redis.kill();
     await new Promise((resolve) => setTimeout(resolve, 1000)); // its connections notice
     const dispatcher = gateway.cluster.processes.get('dispatcher-0')!;

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterEach, inject } from 'vitest';
 import pg from 'pg';
 import { createApiKey, createDb, createDevice, createUser } from '@smsgw/db';
 import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
@@ -39,6 +39,16 @@ export interface GatewayOptions {
   devices?: number;
   dispatchers?: number;
   env?: Record<string, string>;
+}
+
+/** Starts gateways for the tests of a file, each closed after its test. */
+export function gatewayPerTest(): (options?: GatewayOptions) => Promise<Gateway> {
+  let open: Gateway | undefined;
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  return async (options) => (open = await startGateway(options));
 }
 
 export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
