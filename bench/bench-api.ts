@@ -32,7 +32,9 @@ export async function startBenchApi(database: string): Promise<BenchApi> {
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const user = await createUser(app.db, { name: 'bench', monthlyQuota: 1_000_000_000 });
   const { key } = await createApiKey(app.db, { userId: user.id, name: 'bench' });
-  await createDevice(app.db, { userId: user.id, name: 'bench-phone' });
+  const { device } = await createDevice(app.db, { userId: user.id, name: 'bench-phone' });
+  // Available for DEVICE_AVAILABLE_SECONDS, as if it had just made a request (registration alone never counts).
+  await app.db.device.update({ where: { id: device.id }, data: { lastSeenAt: new Date() } });
   return {
     app,
     address,

@@ -4,6 +4,8 @@
 // that the importing workspace package resolves to (pnpm keeps each package's dependencies with
 // it, so a bare name would not resolve from dist/). Build where the bundle runs.
 import { build } from 'esbuild';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ENTRIES = {
@@ -12,6 +14,7 @@ const ENTRIES = {
   'device-sim': 'apps/device-sim/src/main.ts',
   'modem-agent': 'apps/modem-agent/src/main.ts',
   cli: 'apps/cli/src/main.ts',
+  migrate: 'packages/db/src/migrate-cli.ts',
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,8 +40,9 @@ const externalNpm = {
   },
 };
 
-await build({
+const result = await build({
   absWorkingDir: root,
+  write: false,
   entryPoints: Object.fromEntries(names.map((name) => [name, ENTRIES[name]])),
   outdir: 'dist',
   outExtension: { '.js': '.mjs' },
@@ -50,3 +54,11 @@ await build({
   logLevel: 'warning',
   plugins: [externalNpm],
 });
+// Each file is written aside and renamed into place: a process starting a bundle while another
+// build runs (tests build and start in parallel) reads the old file or the new one, never half of one.
+await mkdir(join(root, 'dist'), { recursive: true });
+for (const file of result.outputFiles) {
+  const aside = `${file.path}.${process.pid}.tmp`;
+  await writeFile(aside, file.contents);
+  await rename(aside, file.path);
+}

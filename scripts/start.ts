@@ -2,20 +2,20 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { ApiConfigSchema, loadConfig, publicUrl } from '@smsgw/config';
+import { pairingSteps } from '@smsgw/core';
 import {
   createApiKey, createDb, createDevice, createPairing, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken,
 } from '@smsgw/db';
-import { pairingSteps } from '../apps/cli/src/pairing.ts';
 
 /**
  * `pnpm start`: the whole service on one machine, for a first look. Migrates the database, makes
  * sure a demo user with a demo device exists, starts the API, one dispatcher and a simulated phone
  * for the demo device, and prints a fresh demo API key, a curl to try, and a pairing with which a
- * real phone joins the demo user (docs/devices.md). Each process can also be run alone (README,
+ * real phone joins the demo user (docs/devices.md). Each process can also be run alone (docs/operations.md,
  * "Running the processes").
  */
 const env: Record<string, string | undefined> = { ...process.env };
-// A secret for this run only; production sets its own (README, "Configuration").
+// A secret for this run only; production sets its own (docs/operations.md, "Configuration").
 env.JWT_SECRET ??= randomBytes(32).toString('base64url');
 const config = loadConfig(ApiConfigSchema, env);
 
@@ -65,10 +65,12 @@ function run(name: string, extraEnv: Record<string, string> = {}): void {
   children.push(child);
 }
 
-async function waitUntilUp(url: string): Promise<void> {
+/** Polls `check` every 200 ms until it holds, start-up is stopped, or `ms` have passed (then false). */
+async function waitFor(check: () => Promise<boolean>, ms = Infinity): Promise<boolean> {
+  const deadline = Date.now() + ms;
   for (;;) {
-    const up = await fetch(url).then((res) => res.ok, () => false);
-    if (up || stopping) return;
+    if (await check().catch(() => false)) return true;
+    if (stopping || Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -88,13 +90,21 @@ const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${
 execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
 run('api');
 run('dispatcher');
-await waitUntilUp(`${base}/health`);
+await waitFor(async () => (await fetch(`${base}/health`)).ok);
 run('device-sim', { SMSGW_URL: base, DEVICE_TOKEN: deviceToken ?? '' });
+// The banner comes last, once the demo phone holds its stream, so that start-up lines never push the key away.
+const online = await waitFor(async () => {
+  const res = await fetch(`${base}/api/v1/devices`, { headers: { 'x-api-key': key } });
+  const { data } = (await res.json()) as { data: { name: string; available: boolean }[] };
+  return data.some((d) => d.name === 'demo-phone' && d.available);
+}, 15_000);
+if (stopping) await new Promise(() => {}); // a child died: stop() exits
 console.log(`
-smsgw is starting on ${base} (API docs: ${base}/docs)
+smsgw is running on ${base} (API docs: ${base}/docs)${online ? '' : '\n(the demo phone has not connected yet: see its log lines above)'}
 
 Demo user:    ${user.id}
 Demo API key: ${key}
+Web console:  ${base}/console/ (sign in with the demo API key)
 
 Try:
   curl -s -X POST ${base}/api/sms/send \\
@@ -108,7 +118,7 @@ Pair a real Android phone with the demo user (docs/devices.md has the details):
   Code:       ${pairing.code}
   Token:      ${pairing.token}
   Mobile URL: ${mobileUrl}
-  Expires:    ${pairing.expiresAt.toISOString()} (a new one: ./pnpmw smsgw pairing create --user ${user.id})
+  Expires:    ${pairing.expiresAt.toISOString()} (a new one: ./pnpmw smsgw device pair --user demo)
 ${pairingSteps({ ...pairing, mobileUrl }).map((step, i) => `  ${i + 1}. ${step}`).join('\n')}
 The phone must reach the mobile URL: set PUBLIC_URL to an https:// address in front of this API
 (HOST=0.0.0.0, or a reverse proxy) for a real deployment.

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import pg from 'pg';
 import { createTestDatabase } from '@smsgw/db/testing';
 import { freePort } from '../support/cluster.ts';
@@ -31,20 +31,25 @@ function databaseUrl(name: string, port = server.port): string {
   return Object.assign(new URL(server), { pathname: `/${name}`, port }).toString();
 }
 
-async function run(kind: 'api' | 'dispatcher', url: string, env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[]; ms: number }> {
-  const started = Date.now();
+function spawnProcess(kind: 'api' | 'dispatcher', url: string, env: Record<string, string>, port: number) {
   const child = spawn(process.execPath, [`dist/${kind}.mjs`], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: url, JWT_SECRET: 'startup-test-secret-of-at-least-32-chars', PORT: String(await freePort()), LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, DATABASE_URL: url, JWT_SECRET: 'startup-test-secret-of-at-least-32-chars', PORT: String(port), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+  return { child, lines: () => output.split('\n').filter(Boolean) };
+}
+
+async function run(kind: 'api' | 'dispatcher', url: string, env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[]; ms: number }> {
+  const started = Date.now();
+  const { child, lines } = spawnProcess(kind, url, env, await freePort());
   const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   clearTimeout(timer);
-  return { code, lines: output.split('\n').filter(Boolean), ms: Date.now() - started };
+  return { code, lines: lines(), ms: Date.now() - started };
 }
 
 describe.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
@@ -77,5 +82,27 @@ describe.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
     const result = await run(kind, databaseUrl('smsgw', String(await freePort())));
     expect(result.code).toBe(1);
     expect(result.lines).toEqual([expect.stringMatching(/^Cannot reach Postgres at 127\.0\.0\.1:\d+\/smsgw \(DATABASE_URL\)/)]);
+  });
+});
+
+describe('settings that every API and dispatcher must share', () => {
+  it('an API started next to a dispatcher that differs names the variable in one error line', async () => {
+    const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
+    const env = { QUEUE_PREFIX: `agree-${randomBytes(4).toString('hex')}` };
+    const dispatcher = spawnProcess('dispatcher', database.url, { ...env, WEBHOOK_ALLOW_PRIVATE: 'true' }, await freePort());
+    try {
+      await vi.waitFor(() => expect(dispatcher.lines().join('\n')).toContain('dispatcher started'), { timeout: 15_000 });
+      const api = spawnProcess('api', database.url, env, await freePort());
+      try {
+        await vi.waitFor(() => expect(api.lines().join('\n')).toContain('Server listening'), { timeout: 15_000 });
+        const errors = api.lines().filter((line) => line.includes('"level":50'));
+        expect(errors).toEqual([expect.stringMatching(/WEBHOOK_ALLOW_PRIVATE is false here but true in dispatcher@[^:]+:\d+: set it the same for every API and dispatcher/)]);
+      } finally {
+        api.child.kill('SIGKILL');
+      }
+    } finally {
+      dispatcher.child.kill('SIGKILL');
+      await database.drop();
+    }
   });
 });

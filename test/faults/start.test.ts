@@ -14,7 +14,7 @@ import { exitOf, summarizeLog } from './support/fixture.ts';
 interface Start {
   child: ChildProcess;
   output: string[];
-  /** Resolves when the demo phone is up, or rejects with the output after `ms`. */
+  /** Resolves when the banner is out (the demo phone is up), or rejects with the output after `ms`. */
   up(ms?: number): Promise<void>;
 }
 
@@ -39,6 +39,9 @@ async function environment(): Promise<{ redis: PrivateRedis; env: Record<string,
   return { redis, env: { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, PORT: String(port), QUEUE_PREFIX: `smsgw-start-${port}`, LOG_LEVEL: 'info' } };
 }
 
+/** The banner's last line. */
+const READY = 'Stop with Ctrl-C.';
+
 function start(env: Record<string, string>): Start {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     detached: true, // its own process group, which Ctrl-C signals as a whole
@@ -53,7 +56,7 @@ function start(env: Record<string, string>): Start {
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
       output.push(line);
-      if (line.includes('device simulator started')) for (const done of waiting.splice(0)) done();
+      if (line === READY) for (const done of waiting.splice(0)) done();
     });
   }
   return {
@@ -61,7 +64,7 @@ function start(env: Record<string, string>): Start {
     output,
     up: (ms = 60_000) =>
       new Promise<void>((resolve, reject) => {
-        if (output.some((line) => line.includes('device simulator started'))) return resolve();
+        if (output.includes(READY)) return resolve();
         const timer = setTimeout(() => reject(new Error(`start not up within ${ms} ms:\n${output.join('\n')}`)), ms);
         waiting.push(() => {
           clearTimeout(timer);
@@ -92,6 +95,22 @@ describe('./pnpmw start', () => {
     expect(summarizeLog(run.output.filter((line) => line.startsWith('{'))).errors).toEqual([]);
     expect(run.output.filter((line) => !line.startsWith('{') && /more than once|Error|^\s+at /.test(line))).toEqual([]);
   });
+
+  it('an idle demo logs fewer than 5 lines a minute at the default level, and prints the banner last', async () => {
+    const { env } = await environment();
+    const { LOG_LEVEL: _default, ...defaults } = env;
+    const run = start(defaults);
+    await run.up();
+    const banner = run.output.indexOf(READY);
+    // Start-up lines come before the banner, so the key is the last thing on the screen.
+    expect(run.output.slice(0, banner).some((line) => line.includes('device simulator started'))).toBe(true);
+    // The measurement is the minute itself: what the API, dispatcher and demo phone write while nobody sends.
+    const before = run.output.length;
+    await new Promise((resolve) => setTimeout(resolve, 60_000));
+    expect(run.output.slice(before).length).toBeLessThan(5);
+    process.kill(-run.child.pid!, 'SIGINT');
+    expect(await exitOf(run.child, 20_000)).toBe(0);
+  }, 120_000);
 
   it('a second start on the busy port says so, exits 1 at once, and leaves the first one sending', async () => {
     const { env } = await environment();

@@ -165,7 +165,7 @@ describe('device authentication', () => {
 });
 
 describe('GET /api/v1/device/messages (claim: offers until the device reports)', () => {
-  it('offers assigned messages without moving them: exactly {messages: [{id, to, message, created_at, valid_until}]}', async () => {
+  it('offers assigned messages without moving them: exactly {messages: [{id, to, message, created_at, valid_until, sim_number}]}', async () => {
     const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const device = devices[0]!;
     const ids = await assignedTo(apiKey, device, 3);
@@ -180,6 +180,7 @@ describe('GET /api/v1/device/messages (claim: offers until the device reports)',
     const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
     const expected = rows.map((r) => ({
       id: r.id, to: r.to, message: 'hello from the test', created_at: r.createdAt.toISOString(), valid_until: expect.stringMatching(ISO_MS),
+      sim_number: null,
     }));
     expect([...body.messages].sort(byId)).toEqual(expected.sort(byId));
     for (const m of body.messages) {

@@ -11,6 +11,7 @@ import { resources } from './plugins/resources.ts';
 import { lenientValidatorCompiler, validatorCompiler } from './plugins/validation.ts';
 import { deviceAuth } from './plugins/device-auth.ts';
 import { wakeups } from './plugins/wakeups.ts';
+import { userEvents } from './plugins/user-events.ts';
 import { shutdown } from './plugins/shutdown.ts';
 import { serializeRequest } from './plugins/request-log.ts';
 import deviceProtocolRoutes from './routes/device/index.ts';
@@ -27,6 +28,9 @@ import quotaRoutes from './routes/quota.ts';
 import smsRoutes from './routes/sms/index.ts';
 import receivedRoutes from './routes/sms/received.ts';
 import devicePairingRoutes from './routes/device-pairings.ts';
+import eventRoutes from './routes/events.ts';
+import smsStatsRoutes from './routes/sms/stats.ts';
+import { consoleApp } from './plugins/console.ts';
 
 type LoggerOptions = Exclude<NonNullable<FastifyServerOptions['logger']>, boolean>;
 
@@ -96,6 +100,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(auth);
   await app.register(deviceAuth);
   await app.register(wakeups);
+  await app.register(userEvents);
   await app.register(docs);
   await app.register(rateLimits);
 
@@ -111,6 +116,9 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(smsRoutes);
   await app.register(receivedRoutes);
   await app.register(devicePairingRoutes);
+  await app.register(eventRoutes);
+  await app.register(smsStatsRoutes);
+  await app.register(consoleApp);
   // The device protocols' schemas are read leniently: a phone is never refused for a query
   // parameter it adds or for U+0000 in what it reports (see lenientValidatorCompiler).
   // Their requests (polls, keepalive heartbeats, pulls) are the bulk of an idle gateway's traffic:

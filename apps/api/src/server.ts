@@ -1,4 +1,4 @@
-import { ApiConfigSchema, loadConfig } from '@smsgw/config';
+import { ApiConfigSchema, loadConfig, logStream } from '@smsgw/config';
 import { databaseProblem } from '@smsgw/db';
 import { redisProblem } from '@smsgw/queue';
 import { buildApp } from './app.ts';
@@ -12,7 +12,8 @@ if (problem) {
   console.error(problem);
   process.exit(1);
 }
-const app = await buildApp({ config });
+const stream = logStream(config.LOG_FORMAT);
+const app = await buildApp({ config, ...(stream && { logger: { stream } }) });
 await app.listen({ host: config.HOST, port: config.PORT });
 
 const SHUTDOWN_DEADLINE_MS = 4000;

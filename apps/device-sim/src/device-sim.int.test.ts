@@ -46,7 +46,10 @@ function wakeUp(): void {
 
 function message(id: string): ClaimedMessage {
   const now = Date.now();
-  return { id, to: '+15550001111', message: `text of ${id}`, created_at: new Date(now).toISOString(), valid_until: new Date(now + 3600_000).toISOString() };
+  return {
+    id, to: '+15550001111', message: `text of ${id}`, created_at: new Date(now).toISOString(), valid_until: new Date(now + 3600_000).toISOString(),
+    sim_number: null,
+  };
 }
 
 beforeEach(async () => {

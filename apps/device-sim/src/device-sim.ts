@@ -76,7 +76,8 @@ export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Prom
       return;
     }
     sent.push(message.id);
-    sentLog.write({ id: message.id, to: message.to, at: now });
+    // The simulated phone has every SIM slot smsgw may name; without one it sends from the first.
+    sentLog.write({ id: message.id, to: message.to, at: now, sim: message.sim_number ?? 1 });
     pendingReports.push({ id: message.id, status: 'sent', at: now });
     if (config.SIM_DELIVER_MS === 0) deliver(message.id);
     else {

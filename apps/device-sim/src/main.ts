@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DeviceSimConfigSchema, loadConfig } from '@smsgw/config';
+import { DeviceSimConfigSchema, loadConfig, logStream } from '@smsgw/config';
 import { startDeviceSim, type DeviceSim } from './device-sim.ts';
 import { startSmsGatePhones } from './sms-gate-phone.ts';
 
-// `pnpm start:device-sim [--protocol native|sms-gate]`: simulated phones, configured by the environment (README).
+// `pnpm start:device-sim [--protocol native|sms-gate]`: simulated phones, configured by the environment (docs/operations.md, "Device simulator").
 const { values } = parseArgs({ options: { protocol: { type: 'string' } } });
 const config = loadConfig(DeviceSimConfigSchema, { ...process.env, ...(values.protocol !== undefined && { SIM_PROTOCOL: values.protocol }) });
-const log = pino({ level: config.LOG_LEVEL, base: { service: 'device-sim', pid: process.pid, protocol: config.SIM_PROTOCOL } });
+const log = pino({ level: config.LOG_LEVEL, base: { service: 'device-sim', pid: process.pid, protocol: config.SIM_PROTOCOL } }, logStream(config.LOG_FORMAT));
 
 let sims: DeviceSim[];
 if (config.SIM_PROTOCOL === 'sms-gate') {

@@ -1,8 +1,9 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 
 /**
- * `SIM_LOG_FILE`: one JSON line `{id, to, at}` per message a simulated phone actually sent, so
- * that tests and the benchmark can prove no message was sent twice.
+ * `SIM_LOG_FILE`: one JSON line `{id, to, at, sim}` per message a simulated phone actually sent
+ * (`sim`: the SIM slot it used), so that tests and the benchmark can prove no message was sent
+ * twice, and each from the SIM it was sent for.
  */
 export class SentLog {
   private readonly stream: WriteStream | undefined;
@@ -11,7 +12,7 @@ export class SentLog {
     this.stream = path ? createWriteStream(path, { flags: 'a' }) : undefined;
   }
 
-  write(line: { id: string; to: string; at: string }): void {
+  write(line: { id: string; to: string; at: string; sim: number }): void {
     // One write per line on an O_APPEND file: lines of several phones in one file never interleave.
     this.stream?.write(`${JSON.stringify(line)}\n`);
   }

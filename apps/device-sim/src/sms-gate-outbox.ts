@@ -18,6 +18,7 @@ interface HeldMessage {
   recipients: { phoneNumber: string; state: ProcessingState; error?: string }[];
   states: Partial<Record<ProcessingState, string>>;
   validUntil?: string;
+  simNumber?: number;
   withDeliveryReport: boolean;
 }
 
@@ -99,6 +100,7 @@ export class SmsGateOutbox {
       recipients: item.phoneNumbers.map((phoneNumber) => ({ phoneNumber, state })),
       states: { [state]: this.now() },
       validUntil: item.validUntil,
+      ...(item.simNumber !== undefined && { simNumber: item.simNumber }),
       withDeliveryReport: item.withDeliveryReport ?? true,
     };
     this.held.add(item.id, message);
@@ -133,7 +135,9 @@ export class SmsGateOutbox {
         continue;
       }
       this.sent.push(message.id);
-      this.options.sentLog.write({ id: message.id, to: message.recipients[0]?.phoneNumber ?? '', at: new Date().toISOString() });
+      // As the app: the SIM named by `simNumber`, else the phone's default (the first).
+      const sim = message.simNumber ?? 1;
+      this.options.sentLog.write({ id: message.id, to: message.recipients[0]?.phoneNumber ?? '', at: new Date().toISOString(), sim });
       this.move(message, 'Sent');
       if (!message.withDeliveryReport) continue;
       if (this.options.deliverMs === 0) this.move(message, 'Delivered');

@@ -1,15 +1,17 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
+import { sharedSettings, webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
 import { Batcher, BurstLog, isUnavailable, type Resolver } from '@smsgw/core';
 import { createSql, parkDeliveries, type DeliveryRef } from '@smsgw/db/sql';
 import {
-  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, enqueueWebhookDeliveries, parsePayload,
+  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, describeDisagreement, enqueueWebhookDeliveries,
+  parsePayload, registerProcessSettings,
   type JobName, type JobPayload, type QueueName,
 } from '@smsgw/queue';
 import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts';
 import { applyDeviceReports } from './handlers/apply-reports.ts';
 import { enqueueDeliveries } from './handlers/enqueue-deliveries.ts';
+import { publishStatus } from './handlers/publish-status.ts';
 import { sweep } from './handlers/sweep.ts';
 import { deliverWebhook } from './webhooks/deliver-webhook.ts';
 import { EndpointSlots } from './webhooks/endpoint-slots.ts';
@@ -98,6 +100,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   const handlers: { [N in JobName]: Handler<N> } = {
     'message.dispatch': async ({ messageId }, job, token) => {
       const outcome = await assigner.add(messageId);
+      if (typeof outcome === 'object') return runAgainAt(job, token, Date.now() + outcome.waitMs);
       if (outcome === 'no_device') return runAgainAt(job, token, Date.now() + noDeviceRetryDelay(Date.now() - job.timestamp));
       return outcome;
     },
@@ -105,6 +108,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       const { applied, deliveries } = await applyDeviceReports(sql, [payload]);
       for (const { status } of applied) metrics.transitions.inc({ state: status });
       await enqueueDeliveries(webhooksQueue, log, deliveries);
+      await publishStatus({ sql, redis, config, log }, applied.map((a) => a.id));
       return applied.length;
     },
     'webhook.deliver': async ({ deliveryId, webhookId }, job, token) => {
@@ -176,6 +180,8 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
 
   const schedule = new SweepSchedule(maintenanceQueue, config.SWEEP_INTERVAL_SECONDS * 1000, log);
   await schedule.start(Math.max(2000, config.SWEEP_INTERVAL_SECONDS * 2000));
+  const registration = await registerProcessSettings(redis, { prefix, service: 'dispatcher', settings: sharedSettings(config) });
+  for (const disagreement of registration.disagreements) log.error(describeDisagreement(disagreement));
   log.info({ prefix, concurrency: config.DISPATCH_CONCURRENCY }, 'dispatcher started');
 
   let closing: Promise<void> | undefined;
@@ -188,6 +194,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
         // on another dispatcher once its lock lapses (every handler is a compare-and-set).
         stopping = true;
         schedule.stop();
+        await within(registration.close(), SHUTDOWN_STEP_MS);
         if (!(await within(Promise.all(workers.map((w) => w.close())), SHUTDOWN_GRACE_MS))) {
           log.warn({ seconds: SHUTDOWN_GRACE_MS / 1000 }, 'jobs in hand did not finish in time: stopping without them (they run again elsewhere)');
           await within(Promise.all(workers.map((w) => w.close(true))), SHUTDOWN_STEP_MS);

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { DispatcherConfigSchema, loadConfig } from '@smsgw/config';
+import { DispatcherConfigSchema, loadConfig, logStream } from '@smsgw/config';
 import { databaseProblem } from '@smsgw/db/sql';
 import { redisProblem } from '@smsgw/queue';
 import { startDispatcher } from './dispatcher.ts';
@@ -12,11 +12,15 @@ if (problem) {
   console.error(problem);
   process.exit(1);
 }
-const log = pino({ level: config.LOG_LEVEL, base: { service: 'dispatcher', pid: process.pid } });
+const log = pino({ level: config.LOG_LEVEL, base: { service: 'dispatcher', pid: process.pid } }, logStream(config.LOG_FORMAT));
 const dispatcher = await startDispatcher(config, log);
 
+// Once, however many signals arrive (Ctrl-C of `./pnpmw start` reaches the whole process group).
+let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
+    if (closing) return;
+    closing = true;
     log.info({ signal }, 'shutting down');
     dispatcher.close().then(
       () => process.exit(0),

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigError, loadConfig, ModemAgentConfigSchema } from '@smsgw/config';
+import { ConfigError, loadConfig, logStream, ModemAgentConfigSchema } from '@smsgw/config';
 import { startModemAgent } from './modem-agent.ts';
 
 // `pnpm modem --port /dev/ttyUSB2 --server https://sms.example --token smsgw_dt_… [--baud 115200] [--pin 1234]`,
@@ -31,7 +31,7 @@ try {
   console.error(error.message);
   process.exit(1);
 }
-const log = pino({ level: config.LOG_LEVEL, base: { service: 'modem-agent', pid: process.pid, port: config.MODEM_PORT }, redact: ['token'] });
+const log = pino({ level: config.LOG_LEVEL, base: { service: 'modem-agent', pid: process.pid, port: config.MODEM_PORT }, redact: ['token'] }, logStream(config.LOG_FORMAT));
 const agent = startModemAgent(config, log);
 
 let closing = false;

@@ -94,13 +94,20 @@ export class Outbox {
     for (;;) {
       if (!this.modem.ready) return;
       const offered = await this.client.claim({ limit: CLAIM_LIMIT });
-      const fresh = offered.filter((m) => !this.state.get(m.id));
+      const fresh = offered.filter((m) => !this.state.get(m.id) && this.ownSim(m));
       // An offer of a message it holds means smsgw missed its report: say it again.
       for (const m of offered) if (this.state.get(m.id)) this.reportAgain(this.state.get(m.id)!);
       if (fresh.length === 0) return await this.flushReports();
       await this.take(fresh);
       await this.submitHeld();
     }
+  }
+
+  /** A modem has one SIM: a message for another slot is reported failed at once, never sent (a repeat offer is answered again). */
+  private ownSim(m: ClaimedMessage): boolean {
+    if (m.sim_number === null || m.sim_number === 1) return true;
+    this.queueReport(m.id, 'failed', `Not sent: the message asks for SIM ${m.sim_number}, and a modem has only SIM 1.`);
+    return false;
   }
 
   /** Writes the messages down as held, then acknowledges them: from here on they are this agent's. */

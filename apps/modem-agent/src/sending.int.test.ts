@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, Submit, utils } from 'node-pdu';
-import { send, uniquePhone } from '@smsgw/api/testing';
+import { call, send, uniquePhone } from '@smsgw/api/testing';
 import { startHarness, startWorld, type Harness, type World } from './testing/harness.ts';
 import { TcpRelay } from './testing/tcp-relay.ts';
 
@@ -130,6 +130,18 @@ describe('modem agent: sending', () => {
     await waitForState(h, lost, 'sent');
     h.modem.statusReport(h.modem.submitted.at(-1)!.mr, 0x46);
     expect((await waitForState(h, lost, 'failed')).error).toBe('Not delivered: validity period expired (status report 0x46)');
+  });
+
+  it('fails a message for SIM 2 without submitting it (a modem has one SIM), and sends one for SIM 1', async () => {
+    h = await startHarness(world);
+    h.startAgent();
+    await ready(h);
+    const sendFor = (sim: number) => call(h!.api.app, h!.user.apiKey, 'POST', '/api/sms/send', { recipients: [uniquePhone()], body: `sim ${sim}`, sim_number: sim });
+    const [second, first] = await Promise.all([sendFor(2), sendFor(1)]);
+    const wrongSim = second.json().message_ids[0];
+    expect((await waitForState(h, wrongSim, 'failed')).error).toBe('Not sent: the message asks for SIM 2, and a modem has only SIM 1.');
+    await waitForState(h, first.json().message_ids[0], 'sent');
+    expect(h.modem.submitted.map((s) => decodeSubmitted(s.pdu).text)).toEqual(['sim 1']);
   });
 
   it('never submits a message twice across a restart, and still matches its status report after it', async () => {

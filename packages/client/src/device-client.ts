@@ -8,6 +8,8 @@ export interface ClaimedMessage {
   created_at: string;
   /** Send it before this moment or not at all: smsgw fails it after. */
   valid_until: string;
+  /** The SIM slot to send from (1-3); null: the device's default. */
+  sim_number: number | null;
 }
 
 export interface Report {

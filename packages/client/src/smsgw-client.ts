@@ -8,9 +8,34 @@ export interface SendResult {
   batch_id?: string;
 }
 
+export interface SendBody {
+  recipients: string[];
+  body: string;
+  device_id?: string;
+  group_ids?: string[];
+  /** ISO 8601 with an offset: hold the messages until then. */
+  send_at?: string;
+  valid_until?: string;
+  ttl_seconds?: number;
+  sim_number?: number;
+}
+
+export interface BatchCancelled {
+  batch_id: string;
+  cancelled: number;
+  cancelling: number;
+  not_cancelled: number;
+  not_cancelled_ids: string[];
+}
+
 export interface MessagePage {
   data: MessageRecord[];
+  /** Exact while total_exact; else the cap (10,000): more match. */
   total: number;
+  total_exact: boolean;
+  has_more: boolean;
+  /** Pass as `cursor` for the next page. */
+  next_cursor: string | null;
   limit: number;
   offset: number;
 }
@@ -22,6 +47,7 @@ export interface ListFilter {
   device_id?: string;
   limit?: number;
   offset?: number;
+  cursor?: string;
 }
 
 export interface DeviceRecord {
@@ -50,7 +76,7 @@ export class SmsgwClient {
     this.auth = { authorization: `Bearer ${credential}` };
   }
 
-  send(body: { recipients: string[]; body: string; device_id?: string; group_ids?: string[] }, idempotencyKey?: string): Promise<SendResult> {
+  send(body: SendBody, idempotencyKey?: string): Promise<SendResult> {
     return request(this.baseUrl, this.auth, '/api/sms/send', {
       method: 'POST',
       body,
@@ -64,6 +90,15 @@ export class SmsgwClient {
 
   listMessages(filter: ListFilter = {}): Promise<MessagePage> {
     return request(this.baseUrl, this.auth, '/api/v1/sms', { query: { ...filter } });
+  }
+
+  /** Cancels a message no device sent yet: the record, cancelled (or still queued while its phone cancels it). */
+  cancel(id: string): Promise<MessageRecord> {
+    return request(this.baseUrl, this.auth, `/api/v1/sms/${encodeURIComponent(id)}/cancel`, { method: 'POST' });
+  }
+
+  cancelBatch(batchId: string): Promise<BatchCancelled> {
+    return request(this.baseUrl, this.auth, `/api/v1/sms/batch/${encodeURIComponent(batchId)}/cancel`, { method: 'POST' });
   }
 
   listDevices(): Promise<{ data: DeviceRecord[] }> {

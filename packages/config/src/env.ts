@@ -35,6 +35,10 @@ export const LogEnv = Type.Object({
     default: 'info',
     description: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
   }),
+  LOG_FORMAT: Type.Enum(['auto', 'json', 'pretty'], {
+    default: 'auto',
+    description: 'json: one JSON object a line (for log collectors); pretty: one readable line per entry; auto: pretty when standard output is a terminal, else json.',
+  }),
 });
 
 export const SendingEnv = Type.Object({
@@ -66,14 +70,14 @@ export const ApiEnv = Type.Object({
   PORT: Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'Port the API listens on.' }),
   JWT_SECRET: Type.String({ minLength: 32, description: 'HS256 secret for JWTs, at least 32 characters. Required.' }),
   JWT_TTL_SECONDS: Integer({ default: 900, maximum: 86400, description: 'Lifetime of a JWT issued by POST /api/v1/auth/token.' }),
-  RATE_LIMIT_PER_MINUTE: Integer({ default: 1200, description: 'Requests per minute per credential (or per address when unauthenticated).' }),
+  RATE_LIMIT_PER_MINUTE: Integer({ default: 1200, description: 'Requests per minute per user, whichever key or JWT it uses (per address when unauthenticated).' }),
   DEVICE_RATE_LIMIT_PER_MINUTE: Integer({
     default: 30000,
     description: 'Requests per minute per device token: a device makes requests as its user sends messages, so this only stops a runaway.',
   }),
   AUTH_FAILURES_PER_MINUTE: Integer({
     default: 20,
-    description: 'Refused credentials (API key, JWT, device token) per minute from one client address (IPv6: per /64); past it every request of the address that needs credentials gets 429 until the minute ends.',
+    description: 'Refused credentials (API key, JWT, device or phone token) per minute from one client address (IPv6: per /64); past it each further refusal is answered 429 with Retry-After instead of 401 until the minute ends. Valid credentials are always served.',
   }),
   RATE_LIMIT_TIMEOUT_MS: Integer({
     default: 250,
@@ -130,9 +134,22 @@ export const DispatcherEnv = Type.Object({
   ASSIGN_LEASE_SECONDS: Integer({ default: 60, description: 'An assigned message that its device did not take (claim or pull) within this time goes to another device.' }),
   MAX_ASSIGNMENTS: Integer({ default: 3, maximum: 100, description: 'Assignments of one message before it fails.' }),
   SWEEP_INTERVAL_SECONDS: Integer({ default: 5, maximum: 3600, description: 'How often leases, expiry and the outbox are checked.' }),
+  MESSAGE_RETENTION_DAYS: Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 36500,
+    description: 'Days a delivered or failed message (with its history) is kept after its last change; the sweep then deletes it, and its batch once empty. 0: kept for ever. Quota counts are kept apart and stay right.',
+  }),
+  MESSAGE_EVENT_RETENTION_DAYS: Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 36500,
+    description: 'Days a message\'s state history (its events) is kept, for messages that are themselves kept longer. 0: as long as the message.',
+  }),
+  RECEIVED_SMS_RETENTION_DAYS: Integer({ default: 0, minimum: 0, maximum: 36500, description: 'Days an incoming SMS is kept; the sweep then deletes it. 0: kept for ever.' }),
   OUTBOX_AGE_SECONDS: Integer({ default: 30, description: 'A pending message older than this is enqueued again if its job was lost.' }),
   WORKER_LOCK_SECONDS: Integer({ default: 30, maximum: 600, description: 'Job lock; the jobs of a dispatcher that died are taken over after about this time.' }),
-  METRICS_PORT: Integer({ default: 0, minimum: 0, maximum: 65535, description: 'Port of the dispatcher’s Prometheus /metrics on 127.0.0.1 (0: off).' }),
+  METRICS_PORT: Integer({ default: 0, minimum: 0, maximum: 65535, description: 'Port of the dispatcher’s Prometheus /metrics, on METRICS_HOST (0: off).' }),
   METRICS_HOST: Type.String({ default: '127.0.0.1', description: 'Address of the dispatcher’s /metrics (0.0.0.0 in containers).' }),
 });
 
@@ -207,6 +224,7 @@ export const DeviceSimConfigSchema = Type.Object({
   SIM_INBOUND_EVERY_MS: Type.Integer({ default: 0, minimum: 0, description: 'sms-gate: post a fake incoming SMS to the phone\'s webhook this often (0: never).' }),
   SIM_LOG_FILE: Type.Optional(Type.String({ description: 'Append one JSON line per message sent (for tests).' })),
   LOG_LEVEL: LogEnv.properties.LOG_LEVEL,
+  LOG_FORMAT: LogEnv.properties.LOG_FORMAT,
 });
 export type DeviceSimConfig = Static<typeof DeviceSimConfigSchema>;
 
@@ -225,13 +243,27 @@ export const ModemAgentConfigSchema = Type.Object({
   MODEM_POLL_SECONDS: Type.Integer({ default: 30, minimum: 1, description: 'How often the agent claims without a wake-up, retries forwarding incoming SMS and checks that the modem answers.' }),
   MODEM_RETRY_MAX_MS: Type.Integer({ default: 10000, minimum: 100, description: 'Longest pause between attempts to reopen the port or reach smsgw (the pause doubles from 250 ms).' }),
   LOG_LEVEL: LogEnv.properties.LOG_LEVEL,
+  LOG_FORMAT: LogEnv.properties.LOG_FORMAT,
 });
 export type ModemAgentConfig = Static<typeof ModemAgentConfigSchema>;
 
+/**
+ * The operator CLI (`smsgw`): the database, and Redis for the commands that enqueue (`message send`,
+ * `webhook test`) under the same QUEUE_PREFIX and command timeout as the API; HOST and PORT make the
+ * default PUBLIC_URL of a pairing.
+ */
 export const CliConfigSchema = Type.Evaluate(
-  Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DeviceEnv, Type.Pick(ApiEnv, ['HOST', 'PORT']), DeviceProtocolEnv]),
+  Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DeviceEnv, Type.Pick(ApiEnv, ['HOST', 'PORT', 'REDIS_COMMAND_TIMEOUT_MS']), DeviceProtocolEnv]),
 );
 export type CliConfig = Static<typeof CliConfigSchema>;
+
+/** Settings that the API and the dispatchers must agree on; each checks the others' at start (packages/queue, process-settings). */
+export const SHARED_SETTINGS = [...Object.keys(SendingEnv.properties), ...Object.keys(DeviceEnv.properties), 'WEBHOOK_ALLOW_PRIVATE'] as const;
+
+/** The values of SHARED_SETTINGS in `config`. */
+export function sharedSettings(config: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(SHARED_SETTINGS.map((name) => [name, config[name]]));
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

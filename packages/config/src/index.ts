@@ -1,2 +1,3 @@
 export * from './convert.ts';
 export * from './env.ts';
+export * from './log-output.ts';

@@ -67,14 +67,20 @@ export function deviceConnection(device: DeviceLiveness & { pushToken: boolean }
 
 /**
  * The moment smsgw stops waiting for a message handed to a device: the sending lease from its
- * first offer, or the end of its time to live if earlier. The same on every offer, so a phone
- * that is told it (`validUntil`) fails the message itself rather than send it late.
+ * first offer, the end of its time to live (from its `send_at` when scheduled) or its own
+ * `valid_until`, whichever is first. The same on every offer, so a phone that is told it
+ * (`validUntil`) fails the message itself rather than send it late.
  */
 export function offerValidUntil(
-  message: { offeredAt: Date; createdAt: Date },
+  message: { offeredAt: Date; createdAt: Date; sendAt?: Date | null; validUntil?: Date | null },
   config: { SENDING_LEASE_SECONDS: number; MESSAGE_TTL_SECONDS: number },
 ): Date {
+  const start = message.sendAt ?? message.createdAt;
   return new Date(
-    Math.min(message.offeredAt.getTime() + config.SENDING_LEASE_SECONDS * 1000, message.createdAt.getTime() + config.MESSAGE_TTL_SECONDS * 1000),
+    Math.min(
+      message.offeredAt.getTime() + config.SENDING_LEASE_SECONDS * 1000,
+      start.getTime() + config.MESSAGE_TTL_SECONDS * 1000,
+      message.validUntil?.getTime() ?? Infinity,
+    ),
   );
 }

@@ -9,8 +9,8 @@ const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 export const MessageRecordSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
-    status: Type.Enum([...MESSAGE_STATUSES], { description: 'queued, sending, sent, delivered or failed.' }),
-    state: Type.Enum([...MESSAGE_STATES], { description: 'Lifecycle state: pending, assigned, sending, sent, delivered or failed.' }),
+    status: Type.Enum([...MESSAGE_STATUSES], { description: 'queued, sending, sent, delivered, failed or cancelled.' }),
+    state: Type.Enum([...MESSAGE_STATES], { description: 'Lifecycle state: pending, assigned, sending, sent, delivered, failed or cancelled.' }),
     to: Type.String({ description: 'Recipient, E.164.' }),
     message: Type.String(),
     device_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
@@ -24,6 +24,9 @@ export const MessageRecordSchema = Type.Object(
     sent_at: NullableTimestamp,
     delivered_at: NullableTimestamp,
     error: Type.Union([Type.String(), Type.Null()]),
+    send_at: Type.Union([Timestamp, Type.Null()], { description: 'Scheduled: no device gets the message before this moment; null: at once.' }),
+    valid_until: Type.Union([Timestamp, Type.Null()], { description: 'Not handed to a device by then, the message fails; null: the service’s time to live.' }),
+    sim_number: Type.Union([Type.Integer({ minimum: 1, maximum: 3 }), Type.Null()], { description: 'The SIM slot the device sends from (1-3); null: the device’s default.' }),
   },
   { additionalProperties: false },
 );
@@ -45,6 +48,10 @@ export interface MessageFields {
   updatedAt: Date;
   sentAt: Date | null;
   deliveredAt: Date | null;
+  /** Absent: not stored with the caller's row (none scheduled, no validity, the default SIM). */
+  sendAt?: Date | null;
+  validUntil?: Date | null;
+  simNumber?: number | null;
 }
 
 export function toMessageRecord(m: MessageFields): MessageRecord {
@@ -63,5 +70,8 @@ export function toMessageRecord(m: MessageFields): MessageRecord {
     sent_at: m.sentAt?.toISOString() ?? null,
     delivered_at: m.deliveredAt?.toISOString() ?? null,
     error: m.error,
+    send_at: m.sendAt?.toISOString() ?? null,
+    valid_until: m.validUntil?.toISOString() ?? null,
+    sim_number: m.simNumber ?? null,
   };
 }

@@ -24,16 +24,19 @@ const ALLOWED = new Set([
   'sending->failed',
   'sent->delivered',
   'sent->failed',
+  'pending->cancelled',
+  'assigned->cancelled',
+  'sending->cancelled',
 ]);
 
-const ALL_STATES: MessageState[] = ['pending', 'assigned', 'sending', 'sent', 'delivered', 'failed'];
+const ALL_STATES: MessageState[] = ['pending', 'assigned', 'sending', 'sent', 'delivered', 'failed', 'cancelled'];
 const PAIRS = ALL_STATES.flatMap((from) => ALL_STATES.map((to) => ({ from, to, allowed: ALLOWED.has(`${from}->${to}`) })));
 
 describe('status machine', () => {
-  it('has exactly the six lifecycle states and the five public statuses', () => {
+  it('has exactly the seven lifecycle states and the six public statuses', () => {
     expect([...MESSAGE_STATES]).toEqual(ALL_STATES);
-    expect([...MESSAGE_STATUSES]).toEqual(['queued', 'sending', 'sent', 'delivered', 'failed']);
-    expect(PAIRS).toHaveLength(36);
+    expect([...MESSAGE_STATUSES]).toEqual(['queued', 'sending', 'sent', 'delivered', 'failed', 'cancelled']);
+    expect(PAIRS).toHaveLength(49);
   });
 
   it.each(PAIRS)('$from -> $to is allowed: $allowed', ({ from, to, allowed }) => {
@@ -45,11 +48,12 @@ describe('status machine', () => {
     for (const to of ALL_STATES) {
       expect(canTransition('delivered', to)).toBe(false);
       expect(canTransition('failed', to)).toBe(false);
+      expect(canTransition('cancelled', to)).toBe(false);
     }
   });
 
   it('knows the final states', () => {
-    expect(ALL_STATES.filter(isFinal)).toEqual(['delivered', 'failed']);
+    expect(ALL_STATES.filter(isFinal)).toEqual(['delivered', 'failed', 'cancelled']);
   });
 
   it.each([
@@ -59,6 +63,7 @@ describe('status machine', () => {
     ['sent', ['assigned', 'sending']],
     ['delivered', ['assigned', 'sending', 'sent']],
     ['failed', ['pending', 'assigned', 'sending', 'sent']],
+    ['cancelled', ['pending', 'assigned', 'sending']],
   ] as const)('gives the expected states of a compare-and-set to %s', (to, from) => {
     expect(statesLeadingTo(to)).toEqual(from);
   });
@@ -72,6 +77,7 @@ describe('statusOf', () => {
     ['sent', 'sent'],
     ['delivered', 'delivered'],
     ['failed', 'failed'],
+    ['cancelled', 'cancelled'],
   ] as const)('shows state %s as status %s', (state, status) => {
     expect(statusOf(state)).toBe(status);
   });
@@ -86,6 +92,7 @@ describe('statesMatching', () => {
     ['failed', ['failed']],
     ['pending', ['pending']],
     ['assigned', ['assigned']],
+    ['cancelled', ['cancelled']],
   ] as const)('filter %s matches exactly the states %j', (filter, states) => {
     expect(statesMatching(filter)?.slice().sort()).toEqual([...states].sort());
   });
@@ -98,6 +105,6 @@ describe('statesMatching', () => {
   );
 
   it('accepts as filter values exactly the union of both vocabularies', () => {
-    expect([...STATUS_FILTER_VALUES].sort()).toEqual(['assigned', 'delivered', 'failed', 'pending', 'queued', 'sending', 'sent']);
+    expect([...STATUS_FILTER_VALUES].sort()).toEqual(['assigned', 'cancelled', 'delivered', 'failed', 'pending', 'queued', 'sending', 'sent']);
   });
 });

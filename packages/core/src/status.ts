@@ -2,13 +2,13 @@
  * The message status machine: the lifecycle states stored in Postgres, the transitions between
  * them, and the public `status` vocabulary of the interface (spec section 3) derived from them.
  */
-export const MESSAGE_STATES = ['pending', 'assigned', 'sending', 'sent', 'delivered', 'failed'] as const;
+export const MESSAGE_STATES = ['pending', 'assigned', 'sending', 'sent', 'delivered', 'failed', 'cancelled'] as const;
 export type MessageState = (typeof MESSAGE_STATES)[number];
 
-export const MESSAGE_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'failed'] as const;
+export const MESSAGE_STATUSES = ['queued', 'sending', 'sent', 'delivered', 'failed', 'cancelled'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
-export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed'];
+export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed', 'cancelled'];
 
 /**
  * Allowed moves. Every move is forward except `assigned -> pending`, which is the lease expiry
@@ -19,14 +19,19 @@ export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed'];
  * from then on it stays with that device, so `assigned -> pending` applies only to messages never
  * offered, and a device's reports apply from `assigned` only to offered messages. Its first report
  * (`sending`, "I have it") is the acknowledgement (docs/devices.md, "Delivery").
+ *
+ * `cancelled` is the user's cancel of a message no device has in hand (pending, or assigned and never
+ * offered), or the phone's answer to a cancel it was asked for (`sending`: an SMS Gate phone that
+ * acknowledged it as still pending).
  */
 const TRANSITIONS: Record<MessageState, readonly MessageState[]> = {
-  pending: ['assigned', 'failed'],
-  assigned: ['sending', 'sent', 'delivered', 'pending', 'failed'],
-  sending: ['sent', 'delivered', 'failed'],
+  pending: ['assigned', 'failed', 'cancelled'],
+  assigned: ['sending', 'sent', 'delivered', 'pending', 'failed', 'cancelled'],
+  sending: ['sent', 'delivered', 'failed', 'cancelled'],
   sent: ['delivered', 'failed'],
   delivered: [],
   failed: [],
+  cancelled: [],
 };
 
 export function canTransition(from: MessageState, to: MessageState): boolean {
@@ -49,6 +54,7 @@ const STATUS_OF_STATE: Record<MessageState, MessageStatus> = {
   sent: 'sent',
   delivered: 'delivered',
   failed: 'failed',
+  cancelled: 'cancelled',
 };
 
 export function statusOf(state: MessageState): MessageStatus {

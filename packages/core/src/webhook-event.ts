@@ -5,7 +5,7 @@ import { toReceivedRecord, type ReceivedFields, type ReceivedRecord } from './re
  * Webhook events (decisions.md, "Webhooks"): the types a user may subscribe to, the test event,
  * the payload every delivery carries and the retry schedule.
  */
-export const MESSAGE_EVENT_TYPES = ['message.sent', 'message.delivered', 'message.failed'] as const;
+export const MESSAGE_EVENT_TYPES = ['message.sent', 'message.delivered', 'message.failed', 'message.cancelled'] as const;
 export type MessageEventType = (typeof MESSAGE_EVENT_TYPES)[number];
 /** An SMS a device received (real-devices.md §4); its data is the received record. */
 export const RECEIVED_EVENT_TYPE = 'message.received';

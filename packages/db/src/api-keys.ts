@@ -47,26 +47,27 @@ export interface AuthenticatedKey {
   user: UserRow;
 }
 
-/** Finds the live key with this secret, and its user. */
+/** Finds the live key with this secret, and its user (none for a revoked key or a disabled user). */
 export async function authenticateApiKey(db: Db, secret: string): Promise<AuthenticatedKey | null> {
   if (!secret.startsWith(API_KEY_PREFIX)) return null;
   const hash = hashSecret(secret);
   const key = await db.apiKey.findUnique({
     where: { hash },
-    select: { id: true, hash: true, lastUsedAt: true, revokedAt: true, user: { select: userColumns } },
+    select: { id: true, hash: true, lastUsedAt: true, revokedAt: true, user: { select: { ...userColumns, disabledAt: true } } },
   });
   // The lookup is by hash; the constant-time comparison guards against an index that matched loosely.
-  if (!key || key.revokedAt || !sameHash(key.hash, hash)) return null;
-  return { keyId: key.id, lastUsedAt: key.lastUsedAt, user: key.user };
+  if (!key || key.revokedAt || key.user.disabledAt || !sameHash(key.hash, hash)) return null;
+  const { disabledAt: _disabled, ...user } = key.user;
+  return { keyId: key.id, lastUsedAt: key.lastUsedAt, user };
 }
 
 /**
- * The user of a JWT, if the API key it was issued to is theirs and not revoked: one statement on
- * both primary keys (a revoked key ends the JWTs issued to it).
+ * The user of a JWT, if the API key it was issued to is theirs and not revoked and the user is not
+ * disabled: one statement on both primary keys (a revoked key ends the JWTs issued to it).
  */
 export async function findUserOfLiveKey(db: Db, options: { userId: string; keyId: string }): Promise<UserRow | null> {
   return db.user.findFirst({
-    where: { id: options.userId, apiKeys: { some: { id: options.keyId, revokedAt: null } } },
+    where: { id: options.userId, disabledAt: null, apiKeys: { some: { id: options.keyId, revokedAt: null } } },
     select: userColumns,
   });
 }

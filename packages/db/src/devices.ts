@@ -1,25 +1,15 @@
-import { newId } from '@smsgw/core';
+import { newId, type DeviceFields } from '@smsgw/core';
 import type { Db } from './client.ts';
 import { DEVICE_TOKEN_PREFIX, generateSecret, hashSecret } from './secrets.ts';
 
-export interface DeviceRow {
-  id: string;
+/** A device as stored: the fields of its record (packages/core, toDeviceRecord) and its user. */
+export interface DeviceRow extends DeviceFields {
   userId: string;
-  name: string;
-  enabled: boolean;
-  protocol: 'native' | 'sms_gate';
-  lastSeenAt: Date | null;
-  streamSeenAt: Date | null;
-  appVersion: string | null;
-  pushToken: boolean;
-  simCards: unknown;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 const deviceColumns = {
   id: true, userId: true, name: true, enabled: true, protocol: true, lastSeenAt: true, streamSeenAt: true, appVersion: true, pushToken: true,
-  simCards: true, createdAt: true, updatedAt: true,
+  simCards: true, rateLimitPerMinute: true, rateLimitPerHour: true, rateLimitPerDay: true, createdAt: true, updatedAt: true,
 } as const;
 
 /**
@@ -51,11 +41,21 @@ export async function findDevice(db: Db, options: { userId: string; id: string }
 
 export async function updateDevice(
   db: Db,
-  options: { userId: string; id: string; name?: string; enabled?: boolean },
+  options: {
+    userId: string;
+    id: string;
+    name?: string;
+    enabled?: boolean;
+    /** Pacing: a number sets the limit, null removes it, undefined leaves it. */
+    rateLimitPerMinute?: number | null;
+    rateLimitPerHour?: number | null;
+    rateLimitPerDay?: number | null;
+  },
 ): Promise<DeviceRow | null> {
+  const { userId: _userId, id: _id, ...changes } = options;
   const { count } = await db.device.updateMany({
     where: { id: options.id, userId: options.userId, deletedAt: null },
-    data: { name: options.name, enabled: options.enabled, updatedAt: new Date() },
+    data: { ...changes, updatedAt: new Date() },
   });
   return count === 1 ? findDevice(db, options) : null;
 }

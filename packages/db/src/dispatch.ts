@@ -10,11 +10,18 @@ export interface PendingMessage {
   /** The device of the previous assignment, if a lease expired; avoided when another is available. */
   previousDeviceId: string | null;
   requestedDeviceGone: boolean;
+  /** Scheduled: no device may have it before then. */
+  sendAt: Date | null;
+  /** Not handed to a device by then, it fails. */
+  validUntil: Date | null;
 }
 
 export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<PendingMessage[]> {
-  const { rows } = await sql.query<{ id: string; user_id: string; requested_device_id: string | null; device_id: string | null; gone: boolean }>(
-    `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone
+  const { rows } = await sql.query<{
+    id: string; user_id: string; requested_device_id: string | null; device_id: string | null; gone: boolean; send_at: Date | null;
+    valid_until: Date | null;
+  }>(
+    `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone, m.send_at, m.valid_until
      FROM messages m LEFT JOIN devices d ON d.id = m.requested_device_id
      WHERE m.id = ANY($1::uuid[]) AND m.state = 'pending'`,
     [ids],
@@ -25,10 +32,18 @@ export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<Pend
     requestedDeviceId: r.requested_device_id,
     previousDeviceId: r.device_id,
     requestedDeviceGone: r.gone === true,
+    sendAt: r.send_at,
+    validUntil: r.valid_until,
   }));
 }
 
-/** Assigns messages to devices (pending -> assigned, compare-and-set); returns those it moved. */
+/** The error of a message that no device took before its valid_until. */
+export const EXPIRED_BEFORE_SENT = 'expired before it could be sent';
+
+/**
+ * Assigns messages to devices (pending -> assigned, compare-and-set); returns those it moved. A
+ * message not yet due (send_at) or past its valid_until is never assigned, whichever job runs.
+ */
 export async function assignMessages(
   sql: Sql,
   options: { assignments: { id: string; deviceId: string }[]; now: Date },
@@ -40,6 +55,7 @@ export async function assignMessages(
        UPDATE messages m
        SET state = 'assigned', device_id = input.device_id, assigned_at = $3, updated_at = $3, assignments = m.assignments + 1
        FROM input WHERE m.id = input.id AND m.state = ANY($4::message_state[])
+         AND (m.send_at IS NULL OR m.send_at <= $3) AND (m.valid_until IS NULL OR m.valid_until > $3)
        RETURNING m.id, m.device_id
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at) SELECT id, 'assigned', device_id, $3 FROM moved

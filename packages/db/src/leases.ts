@@ -54,19 +54,21 @@ export async function unclaimedExhausted(
 }
 
 /**
- * Offered messages not yet sent whose `validUntil` (the sending lease from the first offer, or the
- * time to live) lies before `offeredBefore`/`createdBefore`: still `assigned` (never acknowledged)
- * or `sending` (no result reported).
+ * Offered messages not yet sent whose `validUntil` (the sending lease from the first offer, the
+ * time to live from send_at or creation, or the message's own valid_until) lies before
+ * `offeredBefore`/`createdBefore`/`validBefore`: still `assigned` (never acknowledged) or
+ * `sending` (no result reported).
  */
 export async function lapsedOffers(
   sql: Sql,
-  options: { offeredBefore: Date; createdBefore: Date; limit: number },
+  options: { offeredBefore: Date; createdBefore: Date; validBefore: Date; limit: number },
 ): Promise<{ unacknowledged: string[]; unreported: string[] }> {
   const { rows } = await sql.query<{ id: string; state: 'assigned' | 'sending' }>(
     `SELECT id, state FROM messages
-     WHERE state IN ('assigned', 'sending') AND offered_at IS NOT NULL AND (offered_at < $1 OR created_at < $2)
+     WHERE state IN ('assigned', 'sending') AND offered_at IS NOT NULL
+       AND (offered_at < $1 OR coalesce(send_at, created_at) < $2 OR valid_until < $4)
      ORDER BY offered_at LIMIT $3`,
-    [options.offeredBefore, options.createdBefore, options.limit],
+    [options.offeredBefore, options.createdBefore, options.limit, options.validBefore],
   );
   return {
     unacknowledged: rows.filter((r) => r.state === 'assigned').map((r) => r.id),
@@ -74,13 +76,27 @@ export async function lapsedOffers(
   };
 }
 
-/** Messages created before `createdBefore` that never reached a device's hands (pending, or assigned and never offered). */
+const NEVER_HANDED = `(state = 'pending' OR (state = 'assigned' AND offered_at IS NULL))`;
+
+/**
+ * Messages that never reached a device's hands (pending, or assigned and never offered) and were
+ * due (their send_at, else their creation) before `createdBefore`.
+ */
 export async function expiredUnsent(sql: Sql, options: { createdBefore: Date; limit: number }): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM messages
-     WHERE (state = 'pending' OR (state = 'assigned' AND offered_at IS NULL)) AND created_at < $1
+    `SELECT id FROM messages WHERE ${NEVER_HANDED} AND coalesce(send_at, created_at) < $1
      ORDER BY created_at LIMIT $2`,
     [options.createdBefore, options.limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Messages that never reached a device's hands and whose own valid_until is past at `now`. */
+export async function pastValidUntil(sql: Sql, options: { now: Date; limit: number }): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM messages WHERE ${NEVER_HANDED} AND valid_until <= $1
+     ORDER BY valid_until LIMIT $2`,
+    [options.now, options.limit],
   );
   return rows.map((r) => r.id);
 }
@@ -92,7 +108,7 @@ export async function expiredUnsent(sql: Sql, options: { createdBefore: Date; li
 export async function devicesWithWaitingOffers(sql: Sql, options: { before: Date; limit: number }): Promise<string[]> {
   const { rows } = await sql.query<{ device_id: string }>(
     `SELECT DISTINCT device_id FROM messages
-     WHERE state = 'assigned' AND updated_at < $1 AND coalesce(offered_at, assigned_at) < $1
+     WHERE state = 'assigned' AND updated_at < $1 AND coalesce(offered_at, assigned_at) < $1 AND cancel_requested_at IS NULL
      LIMIT $2`,
     [options.before, options.limit],
   );
@@ -105,8 +121,9 @@ export interface PendingCursor {
 }
 
 /**
- * Pending messages untouched since `updatedBefore`, a page at a time after `after`: their job may
- * have been lost (the message row is the outbox).
+ * Pending messages untouched since `updatedBefore` and due by then (a scheduled one has a delayed
+ * job until its send_at), a page at a time after `after`: their job may have been lost (the message
+ * row is the outbox).
  */
 export async function stalePending(
   sql: Sql,
@@ -115,7 +132,7 @@ export async function stalePending(
   const after = options.after ?? { updatedAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
   const { rows } = await sql.query<{ id: string; updated_at: Date }>(
     `SELECT id, updated_at FROM messages
-     WHERE state = 'pending' AND updated_at < $1 AND (updated_at, id) > ($2, $3::uuid)
+     WHERE state = 'pending' AND updated_at < $1 AND (send_at IS NULL OR send_at < $1) AND (updated_at, id) > ($2, $3::uuid)
      ORDER BY updated_at, id LIMIT $4`,
     [options.updatedBefore, after.updatedAt, after.id, options.limit],
   );

@@ -2,6 +2,7 @@ import type { Encoding, MessageState } from '@smsgw/core';
 import { Prisma } from './generated/prisma/client.ts';
 import type { Db } from './client.ts';
 import type { Tx } from './transaction.ts';
+import { pageOf, type Page, type PageRequest } from './paging.ts';
 
 export interface MessageRow {
   id: string;
@@ -20,11 +21,14 @@ export interface MessageRow {
   updatedAt: Date;
   sentAt: Date | null;
   deliveredAt: Date | null;
+  sendAt: Date | null;
+  validUntil: Date | null;
+  simNumber: number | null;
 }
 
 const messageColumns = {
   id: true, userId: true, batchId: true, deviceId: true, requestedDeviceId: true, to: true, body: true, segments: true, encoding: true,
-  state: true, error: true, createdAt: true, updatedAt: true, sentAt: true, deliveredAt: true,
+  state: true, error: true, createdAt: true, updatedAt: true, sentAt: true, deliveredAt: true, sendAt: true, validUntil: true, simNumber: true,
 } as const;
 
 type EncodingColumn = 'GSM_7' | 'UCS_2';
@@ -46,6 +50,10 @@ export interface NewMessages {
   batch: { id: string; recipientsCount: number } | null;
   requestedDeviceId: string | null;
   createdAt: Date;
+  /** The send's timing and SIM, the same for every message of it (absent: none). */
+  sendAt?: Date | null;
+  validUntil?: Date | null;
+  simNumber?: number | null;
 }
 
 /**
@@ -58,15 +66,18 @@ export async function insertMessages(tx: Tx, m: NewMessages): Promise<void> {
       INSERT INTO batches (id, user_id, recipients_count, created_at)
       VALUES (${m.batch.id}::uuid, ${m.userId}::uuid, ${m.batch.recipientsCount}, ${m.createdAt})`;
   }
-  const common = Prisma.sql`${m.userId}::uuid, ${m.batch?.id ?? null}::uuid, ${m.requestedDeviceId}::uuid, ${m.createdAt}, ${m.createdAt}`;
+  const common = Prisma.sql`${m.userId}::uuid, ${m.batch?.id ?? null}::uuid, ${m.requestedDeviceId}::uuid, ${m.createdAt}, ${m.createdAt},
+    ${m.sendAt ?? null}::timestamptz, ${m.validUntil ?? null}::timestamptz, ${m.simNumber ?? null}::smallint`;
   if (m.texts.kind === 'same') {
     await tx.$executeRaw`
-      INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at)
+      INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
+                            send_at, valid_until, sim_number)
       SELECT t.id, t.to_number, ${m.texts.body}, ${m.texts.segments}::int, ${m.texts.encoding}::message_encoding, ${common}
       FROM unnest(${m.ids}::uuid[], ${m.recipients}::text[]) AS t(id, to_number)`;
   } else {
     await tx.$executeRaw`
-      INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at)
+      INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
+                            send_at, valid_until, sim_number)
       SELECT t.id, t.to_number, t.body, t.segments, t.encoding::message_encoding, ${common}
       FROM unnest(${m.ids}::uuid[], ${m.recipients}::text[], ${m.texts.bodies}::text[], ${m.texts.segments}::int[],
                   ${m.texts.encodings}::text[]) AS t(id, to_number, body, segments, encoding)`;
@@ -78,35 +89,31 @@ export async function findMessage(db: Db, options: { userId: string; id: string 
   return row && toRow(row);
 }
 
-export interface MessageFilter {
+export interface MessageFilter extends PageRequest {
   userId: string;
   states?: MessageState[];
   to?: string;
   batchId?: string;
   deviceId?: string;
-  limit: number;
-  offset: number;
 }
 
-/** A page of the user's messages, newest first, with the total count of the filter. */
-export async function listMessages(db: Db, f: MessageFilter): Promise<{ rows: MessageRow[]; total: number }> {
-  const where = {
-    userId: f.userId,
-    ...(f.states && { state: { in: f.states } }),
-    ...(f.to !== undefined && { to: f.to }),
-    ...(f.batchId !== undefined && { batchId: f.batchId }),
-    // The device a record shows (see toMessageRecord): the assigned one, else the one named at send.
-    ...(f.deviceId !== undefined && { OR: [{ deviceId: f.deviceId }, { deviceId: null, requestedDeviceId: f.deviceId }] }),
-  };
-  const [rows, total] = await Promise.all([
-    db.message.findMany({
-      where,
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      skip: f.offset,
-      take: f.limit,
-      select: messageColumns,
-    }),
-    db.message.count({ where }),
-  ]);
-  return { rows: rows.map(toRow), total };
+const LIST_COLUMNS = Prisma.sql`id, user_id AS "userId", batch_id AS "batchId", device_id AS "deviceId", requested_device_id AS "requestedDeviceId",
+  to_number AS "to", body, segments, encoding::text AS encoding, state::text AS state, error, created_at AS "createdAt",
+  updated_at AS "updatedAt", sent_at AS "sentAt", delivered_at AS "deliveredAt", send_at AS "sendAt", valid_until AS "validUntil",
+  sim_number AS "simNumber"`;
+
+/** A page of the user's messages, newest first (paging.ts: keyset or offset, a capped total). */
+export async function listMessages(db: Db, f: MessageFilter): Promise<Page<MessageRow>> {
+  const common = [
+    Prisma.sql`user_id = ${f.userId}::uuid`,
+    ...(f.to !== undefined ? [Prisma.sql`to_number = ${f.to}`] : []),
+    ...(f.batchId !== undefined ? [Prisma.sql`batch_id = ${f.batchId}::uuid`] : []),
+  ];
+  const states = f.states?.map((state) => [Prisma.sql`state = ${state}::message_state`]) ?? [[]];
+  // The device a record shows (see toMessageRecord): the assigned one, else the one named at send.
+  const devices = f.deviceId === undefined
+    ? [[]]
+    : [[Prisma.sql`device_id = ${f.deviceId}::uuid`], [Prisma.sql`device_id IS NULL`, Prisma.sql`requested_device_id = ${f.deviceId}::uuid`]];
+  const branches = states.flatMap((state) => devices.map((device) => [...state, ...device]));
+  return pageOf<MessageRow>(db, { table: Prisma.sql`messages`, columns: LIST_COLUMNS, common, branches, limit: f.limit, offset: f.offset, cursor: f.cursor });
 }

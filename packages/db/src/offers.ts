@@ -13,6 +13,10 @@ export interface OfferedMessage {
   createdAt: Date;
   /** The first offer; the message's lease counts from it. */
   offeredAt: Date;
+  sendAt: Date | null;
+  validUntil: Date | null;
+  /** The SIM slot to send from (1-3); null: the device's default. */
+  simNumber: number | null;
 }
 
 /**
@@ -34,17 +38,22 @@ const ORDER_BY: Record<OfferOrder, string> = {
  * so a message returned here was the device's at that moment and now counts as offered, which
  * keeps the assignment lease from handing it to another device. The device's own `offered_at`
  * records that it takes messages (at most once a second). A disabled or deleted device is offered
- * nothing.
+ * nothing; nor is a message past its valid_until before its first offer, or one the phone was
+ * asked to cancel (it holds it, or it never will).
  */
 export async function offerMessages(
   sql: Sql,
   options: { deviceId: string; limit: number; order: OfferOrder; now: Date },
 ): Promise<OfferedMessage[]> {
   const { deviceId, limit, order, now } = options;
-  const { rows } = await sql.query<{ id: string; to_number: string; body: string; created_at: Date; offered_at: Date | null }>(
+  const { rows } = await sql.query<{
+    id: string; to_number: string; body: string; created_at: Date; offered_at: Date | null; send_at: Date | null; valid_until: Date | null;
+    sim_number: number | null;
+  }>(
     `WITH picked AS (
-       SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at FROM messages m
-       WHERE m.device_id = $1 AND m.state = 'assigned'
+       SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at, m.send_at, m.valid_until, m.sim_number FROM messages m
+       WHERE m.device_id = $1 AND m.state = 'assigned' AND m.cancel_requested_at IS NULL
+         AND (m.offered_at IS NOT NULL OR m.valid_until IS NULL OR m.valid_until > $3)
          AND EXISTS (SELECT 1 FROM devices d WHERE d.id = $1 AND d.enabled AND d.deleted_at IS NULL)
        ORDER BY ${ORDER_BY[order]}
        LIMIT $2
@@ -56,10 +65,13 @@ export async function offerMessages(
        UPDATE devices SET offered_at = $3
        WHERE id = $1 AND EXISTS (SELECT 1 FROM picked) AND (offered_at IS NULL OR offered_at < $3 - interval '1 second')
      )
-     SELECT id, to_number, body, created_at, offered_at FROM picked ORDER BY ${ORDER_BY[order]}`,
+     SELECT * FROM picked ORDER BY ${ORDER_BY[order]}`,
     [deviceId, limit, now],
   );
-  return rows.map((r) => ({ id: r.id, to: r.to_number, body: r.body, createdAt: r.created_at, offeredAt: r.offered_at ?? now }));
+  return rows.map((r) => ({
+    id: r.id, to: r.to_number, body: r.body, createdAt: r.created_at, offeredAt: r.offered_at ?? now, sendAt: r.send_at, validUntil: r.valid_until,
+    simNumber: r.sim_number,
+  }));
 }
 
 /**
@@ -69,7 +81,8 @@ export async function offerMessages(
 export async function readyForMoreOffers(sql: Sql, deviceId: string): Promise<boolean> {
   const { rows } = await sql.query<{ ready: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NULL)
-        AND NOT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NOT NULL) AS ready`,
+        AND NOT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NOT NULL
+                        AND cancel_requested_at IS NULL) AS ready`,
     [deviceId],
   );
   return rows[0]?.ready === true;

@@ -38,3 +38,49 @@ export async function purgeDevicePairings(sql: Sql, options: { expiredBefore: Da
   );
   return rowCount ?? 0;
 }
+
+/**
+ * Deletes up to `limit` final (delivered, failed or cancelled) messages whose last change is older than
+ * `finishedBefore`, with their history, and each of their batches that has no message left, in
+ * one statement. A message still moving is never taken: only final states, and SKIP LOCKED leaves
+ * rows a report holds. (A data-modifying CTE's deletions are invisible to the rest of its statement,
+ * hence the batch test leaves out the doomed messages by id.)
+ */
+export async function purgeMessages(sql: Sql, options: { finishedBefore: Date; limit: number }): Promise<number> {
+  const { rows } = await sql.query<{ deleted: number }>(
+    `WITH doomed AS (
+       SELECT id, batch_id FROM messages
+        WHERE state IN ('delivered', 'failed', 'cancelled') AND updated_at < $1
+        LIMIT $2 FOR UPDATE SKIP LOCKED
+     ), history AS (
+       DELETE FROM message_events WHERE message_id IN (SELECT id FROM doomed)
+     ), gone AS (
+       DELETE FROM messages WHERE id IN (SELECT id FROM doomed) RETURNING id
+     ), emptied AS (
+       DELETE FROM batches b
+        WHERE b.id IN (SELECT DISTINCT batch_id FROM doomed WHERE batch_id IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.batch_id = b.id AND m.id NOT IN (SELECT id FROM doomed))
+     )
+     SELECT count(*)::int AS deleted FROM gone`,
+    [options.finishedBefore, options.limit],
+  );
+  return rows[0]!.deleted;
+}
+
+/** Deletes up to `limit` message events recorded before `before` (the history of messages kept longer). */
+export async function purgeMessageEvents(sql: Sql, options: { before: Date; limit: number }): Promise<number> {
+  const { rowCount } = await sql.query(
+    `DELETE FROM message_events WHERE id IN (SELECT id FROM message_events WHERE at < $1 LIMIT $2)`,
+    [options.before, options.limit],
+  );
+  return rowCount ?? 0;
+}
+
+/** Deletes up to `limit` incoming SMS stored before `createdBefore`. */
+export async function purgeReceivedMessages(sql: Sql, options: { createdBefore: Date; limit: number }): Promise<number> {
+  const { rowCount } = await sql.query(
+    `DELETE FROM received_messages WHERE id IN (SELECT id FROM received_messages WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [options.createdBefore, options.limit],
+  );
+  return rowCount ?? 0;
+}

@@ -10,3 +10,6 @@ export * from './availability.ts';
 export * from './offers.ts';
 export * from './inbound.ts';
 export { databaseProblem } from './migrator.ts';
+export * from './status-events.ts';
+export * from './cancel.ts';
+export * from './pacing.ts';

@@ -14,6 +14,14 @@ describe('messageFromSnapshot', () => {
     expect(toMessageRecord(messageFromSnapshot(snapshot)).device_id).toBe('0195f2a0-0000-7000-8000-0000000000d1');
   });
 
+  it('shows send_at, valid_until and sim_number as stored, null when the row has none', () => {
+    const scheduled = { ...snapshot, send_at: '2026-11-25T09:00:00+00:00', valid_until: '2026-11-25T09:10:00.5+00:00', sim_number: 2 };
+    expect(toMessageRecord(messageFromSnapshot(scheduled))).toMatchObject({
+      send_at: '2026-11-25T09:00:00.000Z', valid_until: '2026-11-25T09:10:00.500Z', sim_number: 2,
+    });
+    expect(toMessageRecord(messageFromSnapshot(snapshot))).toMatchObject({ send_at: null, valid_until: null, sim_number: null });
+  });
+
   it('shows the assigned device once there is one', () => {
     const assigned = { ...snapshot, device_id: '0195f2a0-0000-7000-8000-0000000000d2' };
     expect(toMessageRecord(messageFromSnapshot(assigned)).device_id).toBe('0195f2a0-0000-7000-8000-0000000000d2');

@@ -69,6 +69,9 @@ export function messageFromSnapshot(data: Record<string, unknown>): MessageField
     updatedAt: new Date(data.updated_at as string),
     sentAt: date(data.sent_at),
     deliveredAt: date(data.delivered_at),
+    sendAt: date(data.send_at),
+    validUntil: date(data.valid_until),
+    simNumber: (data.sim_number as number | null | undefined) ?? null,
   };
 }
 

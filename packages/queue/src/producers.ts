@@ -14,14 +14,18 @@ export function createReportsQueue(connection: Redis, prefix: string): ReportsQu
   return new Queue(QUEUES.reports, { connection, prefix });
 }
 
-/** One `message.dispatch` job per message, in one round trip; the message id is the job id, so a re-enqueue is a no-op. */
-export async function enqueueDispatch(queue: DispatchQueue, messageIds: readonly string[]): Promise<void> {
+/**
+ * One `message.dispatch` job per message, in one round trip; the message id is the job id, so a
+ * re-enqueue is a no-op. Scheduled messages (`at`, their send_at) get a job delayed until then.
+ */
+export async function enqueueDispatch(queue: DispatchQueue, messageIds: readonly string[], at?: Date | null): Promise<void> {
   const job = JOBS['message.dispatch'];
+  const delay = at ? Math.max(0, at.getTime() - Date.now()) : 0;
   await queue.addBulk(
     messageIds.map((messageId) => ({
       name: 'message.dispatch',
       data: parsePayload('message.dispatch', { messageId }),
-      opts: { ...job.options, jobId: messageId },
+      opts: { ...job.options, jobId: messageId, ...(delay > 0 && { delay }) },
     })),
   );
 }

@@ -8,6 +8,22 @@ export function wakeupChannel(prefix: string): string {
   return `${prefix}:wakeups`;
 }
 
+/**
+ * Cancels for SMS Gate phones travel the same way, on a channel of their own; the message is
+ * `<device id> <message id>` (real-devices.md §2b.11: the phone gets `MessageCancelled`).
+ */
+export function cancelChannel(prefix: string): string {
+  return `${prefix}:cancels`;
+}
+
+/** Tells each message's phone to cancel it (one publish per message, in one round trip). */
+export async function publishCancels(redis: Redis, prefix: string, cancels: readonly { id: string; deviceId: string }[]): Promise<void> {
+  if (cancels.length === 0) return;
+  const pipeline = redis.pipeline();
+  for (const { id, deviceId } of cancels) pipeline.publish(cancelChannel(prefix), `${deviceId} ${id}`);
+  await pipeline.exec();
+}
+
 /** The round-robin cursor of a user, shared by every dispatcher process. */
 export function roundRobinKey(prefix: string, userId: string): string {
   return `${prefix}:rr:${userId}`;

@@ -12,8 +12,9 @@ declare module 'fastify' {
      */
     limiterRedis: Redis;
     /**
-     * Runs a credential check (`verify` answers null for a refused credential) unless the client
-     * address has had AUTH_FAILURES_PER_MINUTE refusals this minute (429); a refusal counts and is a 401.
+     * Runs a credential check (`verify` answers null for a refused credential). A refusal counts
+     * against the client address and is a 401, or a 429 once the address has had more than
+     * AUTH_FAILURES_PER_MINUTE refusals this minute.
      */
     verifyCredential: <T>(request: FastifyRequest, verify: () => Promise<T | null>) => Promise<T>;
   }
@@ -21,14 +22,14 @@ declare module 'fastify' {
 
 const WINDOW_MS = 60_000;
 
-// One command, so that the counter never lives without its expiry.
+// One command, so that the counter never lives without its expiry: the count and the milliseconds left.
 const COUNT_FAILURE = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count`;
+return {count, redis.call('PTTL', KEYS[1])}`;
 
 interface CountingRedis extends Redis {
-  countAuthFailure(key: string, windowMs: number): Promise<number>;
+  countAuthFailure(key: string, windowMs: number): Promise<[number, number]>;
 }
 
 /** The address that failures are counted against: IPv4, or the /64 of an IPv6 address (one host's share). */
@@ -37,10 +38,13 @@ export function clientAddress(request: FastifyRequest): string {
 }
 
 /**
- * Throttles guessing: refused credentials are counted per client address in Redis, shared by every
- * API process, in windows of a minute from the first refusal. Past the limit the address's
- * credentials are not even checked, so that a right guess looks like a wrong one. Accepted
- * credentials never count. If Redis is away or slow the counter is skipped, never the request.
+ * Throttles clients that keep presenting refused credentials: refusals are counted per client
+ * address in Redis, shared by every API process, in windows of a minute from the first refusal;
+ * past the limit a refusal is answered 429 with Retry-After, which well-behaved clients back off on.
+ * Valid credentials are always served and cost no Redis command: many phones behind one carrier NAT
+ * share an address, and one of them with a revoked token must not lock the others out. Guessing is
+ * not what this stops: keys and tokens carry 256 random bits, and the 8-digit pairing codes have a
+ * limit of their own. If Redis is away or slow the counter is skipped, never the request.
  */
 export const authFailures = fp(
   async (app: FastifyInstance) => {
@@ -63,39 +67,23 @@ export const authFailures = fp(
     const skipped = (_request: FastifyRequest, error: unknown) =>
       app.incidents.report('failed-authentication counter unavailable: not counted until Redis answers', error);
 
-    /** Seconds until the address may try again, or null while it is under the limit (or Redis cannot say). */
-    async function lockedFor(request: FastifyRequest): Promise<number | null> {
+    /** Counts a refusal; the seconds until the address's window ends once it is over the limit, else null (or when Redis cannot say). */
+    async function countFailure(request: FastifyRequest): Promise<number | null> {
       try {
-        const key = keyOf(request);
-        const count = Number(await redis.get(key));
-        if (count < limit) return null;
-        const ttl = await redis.pttl(key);
-        return ttl > 0 ? Math.ceil(ttl / 1000) : null;
+        const [count, ttl] = await redis.countAuthFailure(keyOf(request), WINDOW_MS);
+        return count > limit && ttl > 0 ? Math.ceil(ttl / 1000) : null;
       } catch (error) {
         skipped(request, error);
         return null;
       }
     }
 
-    async function countFailure(request: FastifyRequest): Promise<void> {
-      try {
-        await redis.countAuthFailure(keyOf(request), WINDOW_MS);
-      } catch (error) {
-        skipped(request, error);
-      }
-    }
-
     app.decorate('verifyCredential', async <T>(request: FastifyRequest, verify: () => Promise<T | null>): Promise<T> => {
-      const retryAfterSeconds = await lockedFor(request);
-      if (retryAfterSeconds !== null) {
-        throw new AppError('rate_limited', `Too many failed authentications from this address: retry in ${retryAfterSeconds} s.`, { retryAfterSeconds });
-      }
       const found = await verify();
-      if (found === null) {
-        await countFailure(request);
-        throw new AppError('unauthorized');
-      }
-      return found;
+      if (found !== null) return found;
+      const retryAfterSeconds = await countFailure(request);
+      if (retryAfterSeconds === null) throw new AppError('unauthorized');
+      throw new AppError('rate_limited', `Too many failed authentications from this address: retry in ${retryAfterSeconds} s.`, { retryAfterSeconds });
     });
   },
   { name: 'auth-failures', dependencies: ['resources'] },

@@ -76,6 +76,63 @@ describe('examples', () => {
   });
 });
 
+type Raw = {
+  components: { schemas: Record<string, unknown> };
+  webhooks: Record<string, { post: { parameters: { name: string; in: string }[]; requestBody: { content: Record<string, { schema: { $ref?: string } }> } } }>;
+  paths: Record<string, Record<string, {
+    requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
+    responses: Record<string, { description: string; content?: Record<string, { schema: { $ref?: string; anyOf?: unknown[] }; example?: { error?: string } }> }>;
+  }>>;
+};
+const raw = () => document as unknown as Raw;
+
+describe('named schemas, responses and webhooks', () => {
+  it('names the shared schemas in components and refers to them', () => {
+    const names = Object.keys(raw().components.schemas);
+    for (const name of ['Message', 'MessagePage', 'SendRequest', 'SendAccepted', 'Error', 'Device', 'Contact', 'ContactPage', 'Group', 'Template', 'Webhook', 'WebhookDelivery', 'Quota', 'ReceivedSms', 'ApiKey', 'Pairing']) {
+      expect(names).toContain(name);
+    }
+    const paths = raw().paths;
+    expect(paths['/api/sms/send']!.post!.requestBody!.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/SendRequest' });
+    expect(paths['/api/v1/sms/{id}']!.get!.responses['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Message' });
+    expect(paths['/api/v1/sms']!.get!.responses['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/MessagePage' });
+    expect(JSON.stringify(raw().components.schemas)).not.toContain('"$id"');
+  });
+
+  it('describes every response, and each error with its codes from the catalogue and an example body', () => {
+    for (const [path, methods] of Object.entries(raw().paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          expect(response.description, `${method} ${path} ${status}`).not.toBe('Default Response');
+          expect(response.description, `${method} ${path} ${status}`).not.toMatch(/^(OK|Created|Accepted|No Content)\.$/);
+          const example = response.content?.['application/json']?.example;
+          if (Number(status) >= 400 && example?.error) expect(response.description, `${method} ${path} ${status}`).toContain(`\`${example.error}\``);
+        }
+      }
+    }
+    const send = raw().paths['/api/sms/send']!.post!.responses;
+    expect(send['402']!.description).toContain('`quota_exceeded`');
+    expect(send['503']!.description).toContain('`no_devices`');
+    expect(send['400']!.content!['application/json']!.example).toEqual({ error: 'invalid_request', message: 'The request is not valid.' });
+    const template = raw().paths['/api/sms/send-template']!.post!.responses['400']!;
+    expect(template.description).toContain('`template_not_found`');
+    expect(template.content!['application/json']!.schema.anyOf).toHaveLength(2);
+  });
+
+  it('has a webhooks section with every event the gateway posts, its payload and the signature headers', () => {
+    expect(Object.keys(raw().webhooks).sort()).toEqual(['message.cancelled', 'message.delivered', 'message.failed', 'message.received', 'message.sent', 'webhook.test']);
+    const delivered = raw().webhooks['message.delivered']!.post;
+    expect(delivered.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature']);
+    expect(delivered.requestBody.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/MessageDeliveredEvent' });
+    expect(raw().components.schemas.MessageReceivedEvent).toMatchObject({ properties: { data: { $ref: '#/components/schemas/ReceivedSms' } } });
+  });
+
+  it('takes the contact import as JSON or as text/csv', () => {
+    const content = raw().paths['/api/v1/contacts/import']!.post!.requestBody!.content;
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'text/csv']);
+  });
+});
+
 describe('operationId', () => {
   it.each([
     ['GET', '/api/v1/sms', 'getSms'],

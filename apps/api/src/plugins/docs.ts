@@ -3,7 +3,8 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { publicUrl } from '@smsgw/config';
-import { SECURITY_SCHEMES, TAGS, documentRoute } from './openapi.ts';
+import { SECURITY_SCHEMES, TAGS, applyDocs, documentRoute } from './openapi.ts';
+import { webhooksSection } from './openapi-webhooks.ts';
 
 /** OpenAPI generated from the routes' TypeBox schemas: UI at `/docs`, document at `/docs/json`. */
 export const docs = fp(
@@ -18,6 +19,12 @@ export const docs = fp(
         security: [{ apiKey: [] }, { bearer: [] }],
       },
       transform: documentRoute,
+      transformObject: (document) => {
+        if (!('openapiObject' in document)) return document.swaggerObject;
+        const { openapiObject } = document;
+        const components = (openapiObject.components ??= {}) as { schemas?: Record<string, unknown> };
+        return { ...applyDocs(openapiObject), webhooks: webhooksSection((components.schemas ??= {})) } as typeof openapiObject;
+      },
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
   },

@@ -1,4 +1,6 @@
 import type { FastifySchema } from 'fastify';
+import { referenceNamed } from './openapi-components.ts';
+import { documentResponses, type ResponseDoc } from './openapi-errors.ts';
 
 /**
  * How smsgw's routes appear in the OpenAPI document, decided from their URLs at one place: an
@@ -74,19 +76,110 @@ export function optionalDefaults(schema: unknown): unknown {
   return { ...object, required };
 }
 
-/** @fastify/swagger's `transform`: the route's schema as the document shows it. */
-export function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[] } }) {
+type Json = Record<string, unknown>;
+
+/**
+ * A body with `$ref`s; a union whose members name a `contentMediaType` (the CSV of a contact import)
+ * becomes one media type per member, the others staying `application/json`.
+ */
+export function documentBody(body: unknown, components: Json): unknown {
+  const named = referenceNamed(body, components) as Json;
+  const members = named.anyOf as Json[] | undefined;
+  const typed = members?.filter((member) => typeof member.contentMediaType === 'string') ?? [];
+  if (!members || typed.length === 0) return named;
+  const json = members.filter((member) => !typed.includes(member));
+  return {
+    content: {
+      ...(json.length > 0 && { 'application/json': { schema: json.length === 1 ? json[0] : { anyOf: json } } }),
+      ...Object.fromEntries(typed.map((member) => [member.contentMediaType as string, { schema: member }])),
+    },
+  };
+}
+
+/** Where documentRoute leaves what applyDocs puts in place: @fastify/swagger copies an operation's `x-` keys as they are. */
+const DOCS = 'x-smsgw-docs';
+
+interface OperationDocs {
+  body?: unknown;
+  responses: Record<string, ResponseDoc>;
+}
+
+/** The body's example, taken off its root (where @fastify/swagger would drop it next to a `$ref`). */
+function withoutExamples(body: unknown): { schema: unknown; example?: unknown } {
+  const { examples, ...schema } = body as Json;
+  return Array.isArray(examples) ? { schema, example: examples[0] } : { schema: body };
+}
+
+interface RouteSchema extends FastifySchema {
+  operationId?: string;
+  tags?: string[];
+  summary?: string;
+}
+
+/** @fastify/swagger's `transform`: the route's schema as the document shows it (the route's own is unchanged). */
+export function documentRoute({
+  schema,
+  url,
+  route,
+  openapiObject,
+}: {
+  schema: FastifySchema;
+  url: string;
+  route: { method: string | string[] };
+  openapiObject?: { components?: { schemas?: Json } };
+}) {
+  const own = schema as RouteSchema;
   const method = Array.isArray(route.method) ? route.method[0]! : route.method;
   const security = securityFor(url);
-  const tags = (schema as { tags?: string[] }).tags ?? (/^\/(api\/)?mobile\//.test(url) ? ['mobile'] : undefined);
+  const tags = own.tags ?? (/^\/(api\/)?mobile\//.test(url) ? ['mobile'] : undefined);
+  const id = own.operationId ?? operationId(method, url);
+  const components = openapiObject?.components?.schemas;
+  if (!components) throw new Error('documentRoute is the transform of an OpenAPI (not Swagger 2) document.');
+  const validatesInput = [own.body, own.querystring, own.params].some((part) => part !== undefined);
+  const body = schema.body === undefined ? undefined : withoutExamples(documentBody(schema.body, components));
+  const responses = documentResponses(
+    Object.fromEntries(Object.entries((schema.response ?? {}) as Json).map(([status, response]) => [status, referenceNamed(response, components) as Json])),
+    { operation: id, summary: own.summary, validatesInput, components },
+  );
+  const docs: OperationDocs = { responses: responses.docs, ...(body?.example !== undefined && { body: body.example }) };
   return {
     url,
     schema: {
       ...schema,
-      operationId: (schema as { operationId?: string }).operationId ?? operationId(method, url),
+      operationId: id,
       ...(schema.querystring !== undefined && { querystring: optionalDefaults(schema.querystring) }),
+      ...(body && { body: body.schema }),
+      // A route that declares no response keeps @fastify/swagger's own (a static route the document hides, say).
+      ...(Object.keys(responses.schemas).length > 0 && { response: responses.schemas }),
       ...(security && { security }),
       ...(tags && { tags }),
+      [DOCS]: docs,
     } as FastifySchema,
   };
+}
+
+interface Operation {
+  requestBody?: { content: Record<string, { example?: unknown }> };
+  responses?: Record<string, { description: string; content?: Record<string, { example?: unknown }> }>;
+  [DOCS]?: OperationDocs;
+}
+
+/** @fastify/swagger's `transformObject`: each operation's descriptions and examples put in place. */
+export function applyDocs<T extends { paths?: object }>(document: T): T {
+  for (const methods of Object.values((document.paths ?? {}) as Record<string, object>)) {
+    for (const operation of Object.values(methods) as Operation[]) {
+      const docs = operation[DOCS];
+      if (!docs) continue;
+      delete operation[DOCS];
+      const json = operation.requestBody?.content['application/json'];
+      if (json && docs.body !== undefined) json.example = docs.body;
+      for (const [status, doc] of Object.entries(docs.responses)) {
+        const response = operation.responses?.[status];
+        if (!response) continue;
+        response.description = doc.description;
+        for (const media of Object.values(response.content ?? {})) if (doc.example !== undefined) media.example = doc.example;
+      }
+    }
+  }
+  return document;
 }

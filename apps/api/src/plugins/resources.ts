@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
-import type { ApiConfig } from '@smsgw/config';
+import { sharedSettings, type ApiConfig } from '@smsgw/config';
 import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
 import { BurstLog, type TargetPolicy } from '@smsgw/core';
 import {
-  createDispatchQueue, createProducerConnection, createReportsQueue, createWebhooksQueue,
+  createDispatchQueue, createProducerConnection, createReportsQueue, createWebhooksQueue, describeDisagreement, registerProcessSettings,
   type DispatchQueue, type ReportsQueue, type WebhooksQueue,
 } from '@smsgw/queue';
 
@@ -56,7 +56,11 @@ export const resources = fp(
     app.decorate('webhooksQueue', webhooksQueue);
     app.decorate('webhookPolicy', { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, ...(options.webhookResolver && { resolve: options.webhookResolver }) });
 
+    const registration = await registerProcessSettings(redis, { prefix: config.QUEUE_PREFIX, service: 'api', settings: sharedSettings(config) });
+    for (const disagreement of registration.disagreements) app.log.error(describeDisagreement(disagreement));
+
     app.addHook('onClose', async () => {
+      await registration.close();
       await Promise.all([dispatchQueue.close(), reportsQueue.close(), webhooksQueue.close()]);
       redis.disconnect();
       await Promise.all([db.$disconnect(), sql.end()]);

@@ -1,20 +1,23 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { wakeupChannel } from '@smsgw/queue';
+import { cancelChannel, wakeupChannel } from '@smsgw/queue';
 
 /**
  * Wake-ups for the devices connected to this API process. One Redis subscription per process
  * receives every device's wake-ups (published by any dispatcher) and hands them to the device's
  * open event streams and long polls.
  */
+/** Called with nothing for a wake-up, with a message id for a cancel of that message. */
+export type DeviceListener = (cancelledMessageId?: string) => void;
+
 export class WakeupHub {
-  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly listeners = new Map<string, Set<DeviceListener>>();
   // The waits in progress, ended at once when the API shuts down.
   private readonly waiting = new Set<() => void>();
   private isClosed = false;
 
-  /** Calls `listener` on each wake-up of the device until the returned function is called. */
-  listen(deviceId: string, listener: () => void): () => void {
+  /** Calls `listener` on each wake-up and cancel of the device until the returned function is called. */
+  listen(deviceId: string, listener: DeviceListener): () => void {
     let set = this.listeners.get(deviceId);
     if (!set) this.listeners.set(deviceId, (set = new Set()));
     set.add(listener);
@@ -31,7 +34,8 @@ export class WakeupHub {
   waiter(deviceId: string): { wait: (timeoutMs: number, signal?: AbortSignal) => Promise<boolean>; cancel: () => void } {
     let woken = false;
     let notify: (() => void) | undefined;
-    const stop = this.listen(deviceId, () => {
+    const stop = this.listen(deviceId, (cancelled) => {
+      if (cancelled !== undefined) return;
       woken = true;
       notify?.();
     });
@@ -73,6 +77,10 @@ export class WakeupHub {
     for (const listener of this.listeners.get(deviceId) ?? []) listener();
   }
 
+  cancel(deviceId: string, messageId: string): void {
+    for (const listener of this.listeners.get(deviceId) ?? []) listener(messageId);
+  }
+
   get connectedDevices(): number {
     return this.listeners.size;
   }
@@ -90,11 +98,16 @@ export const wakeups = fp(
     // A subscribed connection can do nothing else, so it is a connection of its own.
     const subscriber = app.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
     const channel = wakeupChannel(app.config.QUEUE_PREFIX);
-    subscriber.on('message', (from: string, deviceId: string) => {
-      if (from === channel) hub.wake(deviceId);
+    const cancels = cancelChannel(app.config.QUEUE_PREFIX);
+    subscriber.on('message', (from: string, message: string) => {
+      if (from === channel) hub.wake(message);
+      if (from === cancels) {
+        const [deviceId, messageId] = message.split(' ');
+        if (deviceId && messageId) hub.cancel(deviceId, messageId);
+      }
     });
     subscriber.on('error', (error: Error) => app.incidents.report('wake-up subscription failed', error));
-    await subscriber.subscribe(channel);
+    await subscriber.subscribe(channel, cancels);
     app.decorate('wakeups', hub);
     app.addHook('preClose', async () => hub.close());
     app.addHook('onClose', async () => {

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, isUuid } from '@smsgw/core';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from '@smsgw/db';
-import { authErrors, ErrorBody, IdParams, NullableTimestamp, Timestamp } from '../schemas/common.ts';
+import { authErrors, IdParams, NullableTimestamp, Timestamp } from '../schemas/common.ts';
+import { errors } from '../schemas/errors.ts';
 
 const ApiKeyRecord = Type.Object({
   id: Type.String(),
@@ -11,7 +12,7 @@ const ApiKeyRecord = Type.Object({
   created_at: Timestamp,
   last_used_at: NullableTimestamp,
   revoked_at: NullableTimestamp,
-});
+}, { $id: 'ApiKey', description: 'An API key (the key itself is shown only when it is created).' });
 
 function toRecord(key: ApiKeyRow) {
   return {
@@ -34,8 +35,15 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['api-keys'],
         summary: 'Create an API key (shown once)',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
-        response: { 201: Type.Intersect([ApiKeyRecord, Type.Object({ key: Type.String() })]), 400: ErrorBody, ...authErrors },
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false, examples: [{ name: 'web console' }] }),
+        response: {
+          201: Type.Intersect([ApiKeyRecord, Type.Object({ key: Type.String({ description: 'The key (smsgw_sk_…), shown once.' }) })], {
+            $id: 'NewApiKey',
+            description: 'The API key, with the key itself.',
+          }),
+          ...errors('invalid_request'),
+          ...authErrors,
+        },
       },
     },
     async (request, reply) => {
@@ -46,13 +54,13 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/api-keys',
-    { schema: { tags: ['api-keys'], summary: 'List API keys', response: { 200: Type.Object({ data: Type.Array(ApiKeyRecord) }), ...authErrors } } },
+    { schema: { tags: ['api-keys'], summary: 'List API keys', response: { 200: Type.Object({ data: Type.Array(ApiKeyRecord) }, { $id: 'ApiKeyList', description: 'All your API keys, revoked ones included.' }), ...authErrors } } },
     async (request) => ({ data: (await listApiKeys(app.db, request.auth.user.id)).map(toRecord) }),
   );
 
   app.delete(
     '/api/v1/api-keys/:id',
-    { schema: { tags: ['api-keys'], summary: 'Revoke an API key', params: IdParams, response: { 204: Type.Null(), 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['api-keys'], summary: 'Revoke an API key', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
     async (request, reply) => {
       const { id } = request.params;
       if (!isUuid(id) || !(await revokeApiKey(app.db, { userId: request.auth.user.id, id }))) {

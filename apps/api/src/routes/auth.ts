@@ -1,14 +1,15 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '@smsgw/core';
-import { authErrors, ErrorBody, Timestamp } from '../schemas/common.ts';
+import { authErrors, Timestamp } from '../schemas/common.ts';
+import { errors } from '../schemas/errors.ts';
 
 const TokenResponse = Type.Object({
   token: Type.String(),
   token_type: Type.Literal('Bearer'),
   expires_at: Timestamp,
   expires_in: Type.Integer({ description: 'Seconds.' }),
-});
+}, { $id: 'Token', description: 'A JWT, to send as `Authorization: Bearer`.' });
 
 /** `POST /api/v1/auth/token`: exchanges an API key for a short-lived JWT. */
 const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -19,7 +20,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['auth'],
         summary: 'Exchange an API key for a JWT',
-        response: { 200: TokenResponse, 403: ErrorBody, ...authErrors },
+        response: { 200: TokenResponse, ...errors('forbidden'), ...authErrors },
       },
     },
     async (request) => {

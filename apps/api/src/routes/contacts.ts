@@ -5,13 +5,21 @@ import { AppError, isE164, isUuid } from '@smsgw/core';
 import {
   DuplicatePhoneError, createContact, deleteContact, findContact, importContacts, listContacts, updateContact, type ContactRow,
 } from '@smsgw/db';
-import { ErrorBody, IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+import { IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+import { errors } from '../schemas/errors.ts';
 
 export const MAX_IMPORT = 10_000;
 const Name = Type.String({ maxLength: 200 });
 const Phone = Type.String({ description: 'E.164, unique per user.' });
 
-export const ContactRecord = Type.Object({ id: Type.String(), name: Type.String(), phone: Type.String(), created_at: Timestamp, updated_at: Timestamp });
+export const ContactRecord = Type.Object(
+  { id: Type.String(), name: Type.String(), phone: Type.String(), created_at: Timestamp, updated_at: Timestamp },
+  {
+    $id: 'Contact',
+    description: 'A saved recipient.',
+    examples: [{ id: '0195f4c1-0a1b-7c2d-8e3f-4a5b6c7d8e9f', name: 'Ada Lovelace', phone: '+15551234567', created_at: '2026-03-01T09:00:00.000Z', updated_at: '2026-03-01T09:00:00.000Z' }],
+  },
+);
 
 export function toContactRecord(c: ContactRow) {
   return { id: c.id, name: c.name, phone: c.phone, created_at: c.createdAt.toISOString(), updated_at: c.updatedAt.toISOString() };
@@ -21,7 +29,7 @@ const ImportError = Type.Object({
   error: Type.String(),
   message: Type.String(),
   errors: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), message: Type.String() }))),
-});
+}, { $id: 'ImportError', description: 'An import refused: the problem of each bad row, by its index (from 0).' });
 
 /** Checks every row of an import; returns the rows, or the problems of each bad row by its index. */
 function checkRows(rows: unknown[]): { contacts: { name: string; phone: string }[]; errors: { index: number; message: string }[] } {
@@ -69,8 +77,8 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['contacts'],
         summary: 'Create a contact',
-        body: Type.Object({ name: Name, phone: Phone }, { additionalProperties: false }),
-        response: { 201: ContactRecord, 400: ErrorBody, 409: ErrorBody, ...authErrors },
+        body: Type.Object({ name: Name, phone: Phone }, { additionalProperties: false, examples: [{ name: 'Ada Lovelace', phone: '+15551234567' }] }),
+        response: { 201: ContactRecord, ...errors('invalid_request', 'invalid_phone_number', 'contact_exists'), ...authErrors },
       },
     },
     async (request, reply) => {
@@ -87,7 +95,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['contacts'],
         summary: 'List contacts, newest first; filter by exact phone or by name (contains, any case)',
         querystring: Type.Intersect([Pagination, Type.Object({ phone: Type.Optional(Type.String()), name: Type.Optional(Type.String()) })]),
-        response: { 200: PageOf(ContactRecord), 400: ErrorBody, ...authErrors },
+        response: { 200: PageOf(ContactRecord, 'ContactPage'), ...errors('invalid_request'), ...authErrors },
       },
     },
     async (request) => {
@@ -98,7 +106,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/contacts/:id',
-    { schema: { tags: ['contacts'], summary: 'Get a contact', params: IdParams, response: { 200: ContactRecord, 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['contacts'], summary: 'Get a contact', params: IdParams, response: { 200: ContactRecord, ...errors('not_found'), ...authErrors } } },
     async (request) => toContactRecord(await own(request.auth.user.id, request.params.id)),
   );
 
@@ -109,8 +117,8 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['contacts'],
         summary: 'Change a contact',
         params: IdParams,
-        body: Type.Object({ name: Type.Optional(Name), phone: Type.Optional(Phone) }, { additionalProperties: false, minProperties: 1 }),
-        response: { 200: ContactRecord, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...authErrors },
+        body: Type.Object({ name: Type.Optional(Name), phone: Type.Optional(Phone) }, { additionalProperties: false, minProperties: 1, examples: [{ name: 'Ada King' }] }),
+        response: { 200: ContactRecord, ...errors('invalid_request', 'invalid_phone_number', 'not_found', 'contact_exists'), ...authErrors },
       },
     },
     async (request) => {
@@ -125,7 +133,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api/v1/contacts/:id',
-    { schema: { tags: ['contacts'], summary: 'Delete a contact (and its group memberships)', params: IdParams, response: { 204: Type.Null(), 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['contacts'], summary: 'Delete a contact (and its group memberships)', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
     async (request, reply) => {
       const { id } = request.params;
       if (!isUuid(id) || !(await deleteContact(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Contact not found');
@@ -139,7 +147,14 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['contacts'],
         summary: `Import up to ${MAX_IMPORT} contacts, all or nothing: a JSON array of {name, phone}, or text/csv with a header row name,phone. A phone that exists takes the new name.`,
-        body: Type.Union([Type.Array(Type.Unknown(), { maxItems: MAX_IMPORT }), Type.String()]),
+        body: Type.Union([
+          Type.Array(Type.Unknown(), {
+            maxItems: MAX_IMPORT,
+            description: 'Rows {name, phone}; each is checked and a bad one named by its index.',
+            examples: [[{ name: 'Grace Hopper', phone: '+15551234568' }, { name: 'Alan Turing', phone: '+15551234569' }]],
+          }),
+          Type.String({ contentMediaType: 'text/csv', description: 'CSV with a header row name,phone.', examples: ['name,phone\nGrace Hopper,+15551234568\n'] }),
+        ]),
         response: { 200: Type.Object({ created: Type.Integer(), updated: Type.Integer() }), 400: ImportError, ...authErrors },
       },
     },

@@ -47,7 +47,14 @@ describe('POST /api/v1/device-pairings', () => {
       token: expect.stringMatching(/^smsgw_pt_[A-Za-z0-9_-]{22,}$/),
       expires_at: expect.stringMatching(ISO_MS),
       mobile_url: 'https://sms.example.org/mobile/v1',
+      steps: expect.any(Array),
     });
+    // The same steps as the CLI and ./pnpmw start print, with this pairing's code, token and URL.
+    expect(pairing.steps).toHaveLength(6);
+    expect(pairing.steps[0]).toContain('app-release.apk');
+    expect(pairing.steps.join('\n')).toContain(pairing.code);
+    expect(pairing.steps.join('\n')).toContain(pairing.token);
+    expect(pairing.steps.join('\n')).toContain('https://sms.example.org/mobile/v1');
     const expires = Date.parse(pairing.expires_at);
     expect(expires).toBeGreaterThanOrEqual(before + TTL_SECONDS * 1000);
     expect(expires).toBeLessThanOrEqual(after + TTL_SECONDS * 1000);

@@ -5,10 +5,18 @@ import {
   addGroupMembers, createGroup, deleteGroup, findGroup, foreignContactIds, listGroupMembers, listGroups, removeGroupMember, renameGroup,
   type GroupRow,
 } from '@smsgw/db';
-import { ErrorBody, IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+import { IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+import { errors } from '../schemas/errors.ts';
 import { ContactRecord, MAX_IMPORT, toContactRecord } from './contacts.ts';
 
-const GroupRecord = Type.Object({ id: Type.String(), name: Type.String(), member_count: Type.Integer(), created_at: Timestamp, updated_at: Timestamp });
+const GroupRecord = Type.Object(
+  { id: Type.String(), name: Type.String(), member_count: Type.Integer(), created_at: Timestamp, updated_at: Timestamp },
+  {
+    $id: 'Group',
+    description: 'A group of contacts, to send to at once.',
+    examples: [{ id: '0195f4c1-3c4d-7e5f-8a6b-7c8d9e0f1a2b', name: 'Customers', member_count: 2, created_at: '2026-03-01T09:00:00.000Z', updated_at: '2026-03-01T09:00:00.000Z' }],
+  },
+);
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
 function toRecord(g: GroupRow) {
@@ -31,8 +39,8 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['groups'],
         summary: 'Create a group',
-        body: Type.Object({ name: Name }, { additionalProperties: false }),
-        response: { 201: GroupRecord, 400: ErrorBody, ...authErrors },
+        body: Type.Object({ name: Name }, { additionalProperties: false, examples: [{ name: 'Customers' }] }),
+        response: { 201: GroupRecord, ...errors('invalid_request'), ...authErrors },
       },
     },
     async (request, reply) => reply.status(201).send(toRecord(await createGroup(app.db, { userId: request.auth.user.id, name: request.body.name }))),
@@ -40,7 +48,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/groups',
-    { schema: { tags: ['groups'], summary: 'List groups, newest first', querystring: Pagination, response: { 200: PageOf(GroupRecord), 400: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['groups'], summary: 'List groups, newest first', querystring: Pagination, response: { 200: PageOf(GroupRecord, 'GroupPage'), ...errors('invalid_request'), ...authErrors } } },
     async (request) => {
       const { rows, total } = await listGroups(app.db, { userId: request.auth.user.id, ...request.query });
       return page(rows.map(toRecord), total, request.query);
@@ -49,7 +57,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/groups/:id',
-    { schema: { tags: ['groups'], summary: 'Get a group', params: IdParams, response: { 200: GroupRecord, 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['groups'], summary: 'Get a group', params: IdParams, response: { 200: GroupRecord, ...errors('not_found'), ...authErrors } } },
     async (request) => toRecord(await own(request.auth.user.id, request.params.id)),
   );
 
@@ -60,8 +68,8 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['groups'],
         summary: 'Rename a group',
         params: IdParams,
-        body: Type.Object({ name: Name }, { additionalProperties: false }),
-        response: { 200: GroupRecord, 400: ErrorBody, 404: ErrorBody, ...authErrors },
+        body: Type.Object({ name: Name }, { additionalProperties: false, examples: [{ name: 'Regular customers' }] }),
+        response: { 200: GroupRecord, ...errors('invalid_request', 'not_found'), ...authErrors },
       },
     },
     async (request) => {
@@ -73,7 +81,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api/v1/groups/:id',
-    { schema: { tags: ['groups'], summary: 'Delete a group (its contacts stay)', params: IdParams, response: { 204: Type.Null(), 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['groups'], summary: 'Delete a group (its contacts stay)', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
     async (request, reply) => {
       const { id } = request.params;
       if (!isUuid(id) || !(await deleteGroup(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Group not found');
@@ -93,9 +101,13 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
             contact_ids: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_IMPORT })),
             phones: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_IMPORT })),
           },
-          { additionalProperties: false, minProperties: 1 },
+          { additionalProperties: false, minProperties: 1, examples: [{ phones: ['+15551234570'] }] },
         ),
-        response: { 200: Type.Object({ added: Type.Integer(), member_count: Type.Integer() }), 400: ErrorBody, 404: ErrorBody, ...authErrors },
+        response: {
+          200: Type.Object({ added: Type.Integer(), member_count: Type.Integer() }, { description: 'How many joined, and the members now.' }),
+          ...errors('invalid_request', 'invalid_phone_number', 'contact_not_found', 'not_found'),
+          ...authErrors,
+        },
       },
     },
     async (request) => {
@@ -119,7 +131,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'List the members of a group, in the order they joined',
         params: IdParams,
         querystring: Pagination,
-        response: { 200: PageOf(ContactRecord), 400: ErrorBody, 404: ErrorBody, ...authErrors },
+        response: { 200: PageOf(ContactRecord, 'ContactPage'), ...errors('invalid_request', 'not_found'), ...authErrors },
       },
     },
     async (request) => {
@@ -136,7 +148,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['groups'],
         summary: 'Remove a member from a group (the contact stays)',
         params: Type.Object({ id: Type.String(), contactId: Type.String() }, { additionalProperties: false }),
-        response: { 204: Type.Null(), 404: ErrorBody, ...authErrors },
+        response: { 204: Type.Null(), ...errors('not_found'), ...authErrors },
       },
     },
     async (request, reply) => {

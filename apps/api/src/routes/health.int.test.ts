@@ -41,7 +41,7 @@ describe('GET /docs/json', () => {
       bearer: { type: 'http', scheme: 'bearer' },
     });
     const parameters = (doc.paths['/api/v1/sms'].get.parameters as { name: string; in: string }[]).filter((p) => p.in === 'query').map((p) => p.name);
-    expect(parameters.sort()).toEqual(['batch_id', 'device_id', 'limit', 'offset', 'status', 'to']);
+    expect(parameters.sort()).toEqual(['batch_id', 'cursor', 'device_id', 'limit', 'offset', 'status', 'to']);
   });
 });
 

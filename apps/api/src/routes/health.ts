@@ -1,7 +1,10 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 
-const Status = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) });
+const Status = Type.Object(
+  { status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) },
+  { $id: 'HealthStatus', description: 'ok, or what is down.' },
+);
 
 // A dependency that has not answered a readiness check within this time counts as down.
 const CHECK_TIMEOUT_MS = 1000;
@@ -20,9 +23,9 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
  */
 const health: FastifyPluginAsyncTypebox = async (app) => {
   const config = { rateLimit: false } as const;
-  app.get('/health', { config, schema: { tags: ['health'], response: { 200: Status } } }, async () => ({ status: 'ok' }));
+  app.get('/health', { config, schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: Status } } }, async () => ({ status: 'ok' }));
 
-  app.get('/ready', { config, schema: { tags: ['health'], response: { 200: Status, 503: Status } } }, async (request, reply) => {
+  app.get('/ready', { config, schema: { tags: ['health'], summary: 'Readiness: Postgres and Redis answer', response: { 200: Status, 503: Status } } }, async (request, reply) => {
     // Details of a failure go to the log, not to the (unauthenticated) caller.
     const check = (name: string) => (error: Error) => {
       request.log.warn({ err: error, dependency: name }, 'readiness check failed');

@@ -17,7 +17,7 @@ const Quota = Type.Object({
   devices_registered: Type.Integer({ description: 'Vendel SDK: the user\'s devices (deleted ones not counted).' }),
   max_devices: Type.Null({ description: 'Vendel SDK: null, smsgw sets no limit on devices.' }),
   reset_date: Timestamp,
-});
+}, { $id: 'Quota', description: 'This month\'s message quota (with the same figures under the Vendel SDK\'s names).' });
 
 /** `GET /api/v1/quota` (alias `GET /api/plans/quota`): this month's message quota. */
 const quotaRoutes: FastifyPluginAsyncTypebox = async (app) => {

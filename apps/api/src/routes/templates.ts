@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, MAX_BODY_CODE_POINTS, isUuid, templateVariables } from '@smsgw/core';
-import { createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate, type TemplateRow } from '@smsgw/db';
-import { ErrorBody, IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
-import { assertSendableText } from '../services/send-messages.ts';
+import { assertSendableText, createTemplate, deleteTemplate, findTemplate, listTemplates, updateTemplate, type TemplateRow } from '@smsgw/db';
+import { IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+import { errors } from '../schemas/errors.ts';
 
 const TemplateRecord = Type.Object({
   id: Type.String(),
@@ -15,7 +15,7 @@ const TemplateRecord = Type.Object({
   }),
   created_at: Timestamp,
   updated_at: Timestamp,
-});
+}, { $id: 'Template', description: 'A message template; {{name}} and {{phone}} are filled per recipient.' });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Body = Type.String({ minLength: 1, maxLength: MAX_BODY_CODE_POINTS, description: 'Text with {{name}}, {{phone}} and custom {{placeholders}}.' });
 
@@ -44,8 +44,8 @@ const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['templates'],
         summary: 'Create a template',
-        body: Type.Object({ name: Name, body: Body }, { additionalProperties: false }),
-        response: { 201: TemplateRecord, 400: ErrorBody, ...authErrors },
+        body: Type.Object({ name: Name, body: Body }, { additionalProperties: false, examples: [{ name: 'Login code', body: 'Hi {{name}}, your code is {{code}}.' }] }),
+        response: { 201: TemplateRecord, ...errors('invalid_request'), ...authErrors },
       },
     },
     async (request, reply) => {
@@ -56,7 +56,7 @@ const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/templates',
-    { schema: { tags: ['templates'], summary: 'List templates, newest first', querystring: Pagination, response: { 200: PageOf(TemplateRecord), 400: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['templates'], summary: 'List templates, newest first', querystring: Pagination, response: { 200: PageOf(TemplateRecord, 'TemplatePage'), ...errors('invalid_request'), ...authErrors } } },
     async (request) => {
       const { rows, total } = await listTemplates(app.db, { userId: request.auth.user.id, ...request.query });
       return page(rows.map(toRecord), total, request.query);
@@ -65,7 +65,7 @@ const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/templates/:id',
-    { schema: { tags: ['templates'], summary: 'Get a template', params: IdParams, response: { 200: TemplateRecord, 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['templates'], summary: 'Get a template', params: IdParams, response: { 200: TemplateRecord, ...errors('not_found'), ...authErrors } } },
     async (request) => {
       const { id } = request.params;
       const template = isUuid(id) ? await findTemplate(app.db, { userId: request.auth.user.id, id }) : null;
@@ -81,8 +81,8 @@ const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['templates'],
         summary: 'Change a template',
         params: IdParams,
-        body: Type.Object({ name: Type.Optional(Name), body: Type.Optional(Body) }, { additionalProperties: false, minProperties: 1 }),
-        response: { 200: TemplateRecord, 400: ErrorBody, 404: ErrorBody, ...authErrors },
+        body: Type.Object({ name: Type.Optional(Name), body: Type.Optional(Body) }, { additionalProperties: false, minProperties: 1, examples: [{ body: 'Hello {{name}}, your code is {{code}}.' }] }),
+        response: { 200: TemplateRecord, ...errors('invalid_request', 'not_found'), ...authErrors },
       },
     },
     async (request) => {
@@ -96,7 +96,7 @@ const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api/v1/templates/:id',
-    { schema: { tags: ['templates'], summary: 'Delete a template', params: IdParams, response: { 204: Type.Null(), 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['templates'], summary: 'Delete a template', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
     async (request, reply) => {
       const { id } = request.params;
       if (!isUuid(id) || !(await deleteTemplate(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Template not found');

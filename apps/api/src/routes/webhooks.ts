@@ -6,7 +6,8 @@ import {
   retryWebhookDelivery, rotateWebhookSecret, updateWebhook, type WebhookDeliveryRow, type WebhookRow,
 } from '@smsgw/db';
 import { enqueueWebhookDeliveries } from '@smsgw/queue';
-import { ErrorBody, IdParams, NullableTimestamp, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+import { IdParams, NullableTimestamp, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
+import { errors } from '../schemas/errors.ts';
 
 export const MAX_WEBHOOKS = 20;
 
@@ -24,7 +25,7 @@ const WebhookRecord = Type.Object({
   disabled_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why smsgw disabled the endpoint (410 Gone); null otherwise.' }),
   created_at: Timestamp,
   updated_at: Timestamp,
-});
+}, { $id: 'Webhook', description: 'An endpoint that receives signed events (Standard Webhooks).' });
 
 const DeliveryRecord = Type.Object({
   id: Type.String({ description: 'The webhook-id header of every attempt.' }),
@@ -37,7 +38,7 @@ const DeliveryRecord = Type.Object({
   last_attempt_at: NullableTimestamp,
   next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'Set exactly while the delivery is pending.' }),
   created_at: Timestamp,
-});
+}, { $id: 'WebhookDelivery', description: 'One event for one endpoint, and how its attempts went.' });
 
 const DeliveryParams = Type.Object({ id: Type.String(), deliveryId: Type.String() }, { additionalProperties: false });
 
@@ -111,8 +112,15 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Create a webhook endpoint (its secret is shown once)',
-        body: Type.Object({ url: Url, events: Events, description: Type.Optional(Description) }, { additionalProperties: false }),
-        response: { 201: Type.Intersect([WebhookRecord, Type.Object({ secret: Secret })]), 400: ErrorBody, 409: ErrorBody, ...authErrors },
+        body: Type.Object(
+          { url: Url, events: Events, description: Type.Optional(Description) },
+          { additionalProperties: false, examples: [{ url: 'https://example.org/hooks/smsgw', events: ['message.delivered', 'message.failed'], description: 'CRM' }] },
+        ),
+        response: {
+          201: Type.Intersect([WebhookRecord, Type.Object({ secret: Secret })], { $id: 'NewWebhook', description: 'The webhook endpoint, with its secret.' }),
+          ...errors('invalid_request', 'invalid_webhook_url', 'webhook_limit_reached'),
+          ...authErrors,
+        },
       },
     },
     async (request, reply) => {
@@ -129,7 +137,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/webhooks',
-    { schema: { tags: ['webhooks'], summary: 'List webhook endpoints, newest first', querystring: Pagination, response: { 200: PageOf(WebhookRecord), 400: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['webhooks'], summary: 'List webhook endpoints, newest first', querystring: Pagination, response: { 200: PageOf(WebhookRecord, 'WebhookPage'), ...errors('invalid_request'), ...authErrors } } },
     async (request) => {
       const { rows, total } = await listWebhooks(app.db, { userId: request.auth.user.id, ...request.query });
       return page(rows.map(toRecord), total, request.query);
@@ -138,7 +146,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/webhooks/:id',
-    { schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: IdParams, response: { 200: WebhookRecord, 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: IdParams, response: { 200: WebhookRecord, ...errors('not_found'), ...authErrors } } },
     async (request) => toRecord(await own(request.auth.user.id, request.params.id)),
   );
 
@@ -156,9 +164,9 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
             description: Type.Optional(Type.Union([Description, Type.Null()], { description: 'null removes it.' })),
             enabled: Type.Optional(Type.Boolean()),
           },
-          { additionalProperties: false, minProperties: 1 },
+          { additionalProperties: false, minProperties: 1, examples: [{ enabled: true }] },
         ),
-        response: { 200: WebhookRecord, 400: ErrorBody, 404: ErrorBody, ...authErrors },
+        response: { 200: WebhookRecord, ...errors('invalid_request', 'invalid_webhook_url', 'not_found'), ...authErrors },
       },
     },
     async (request) => {
@@ -174,7 +182,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api/v1/webhooks/:id',
-    { schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint and its deliveries', params: IdParams, response: { 204: Type.Null(), 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint and its deliveries', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
     async (request, reply) => {
       const { id } = request.params;
       if (!isUuid(id) || !(await deleteWebhook(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Webhook not found');
@@ -189,7 +197,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['webhooks'],
         summary: 'Give the endpoint a new secret; the previous one keeps signing alongside it for 24 hours',
         params: IdParams,
-        response: { 200: Type.Object({ id: Type.String(), secret: Secret, previous_secret_expires_at: Timestamp }), 404: ErrorBody, ...authErrors },
+        response: { 200: Type.Object({ id: Type.String(), secret: Secret, previous_secret_expires_at: Timestamp }, { $id: 'RotatedSecret', description: 'The new secret.' }), ...errors('not_found'), ...authErrors },
       },
     },
     async (request) => {
@@ -207,7 +215,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['webhooks'],
         summary: 'Send a webhook.test event to the endpoint',
         params: IdParams,
-        response: { 202: DeliveryRecord, 404: ErrorBody, 409: ErrorBody, ...authErrors },
+        response: { 202: DeliveryRecord, ...errors('not_found', 'webhook_disabled'), ...authErrors },
       },
     },
     async (request, reply) => {
@@ -227,7 +235,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "List the endpoint's deliveries, newest first",
         params: IdParams,
         querystring: Pagination,
-        response: { 200: PageOf(DeliveryRecord), 400: ErrorBody, 404: ErrorBody, ...authErrors },
+        response: { 200: PageOf(DeliveryRecord, 'WebhookDeliveryPage'), ...errors('invalid_request', 'not_found'), ...authErrors },
       },
     },
     async (request) => {
@@ -245,7 +253,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['webhooks'],
         summary: 'Attempt a delivery again now (any state; its attempts keep counting)',
         params: DeliveryParams,
-        response: { 202: DeliveryRecord, 404: ErrorBody, 409: ErrorBody, ...authErrors },
+        response: { 202: DeliveryRecord, ...errors('not_found', 'webhook_disabled'), ...authErrors },
       },
     },
     async (request, reply) => {

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, isUuid, newId, storableText, withoutLeapSecond } from '@smsgw/core';
+import { AppError, isUuid, newId, storableText, toReceivedRecord, withoutLeapSecond } from '@smsgw/core';
 import {
   readyForMoreOffers, messagesOfDevice, offerMessages, storeInbound, type AuthenticatedDevice, type InboundSms, type OfferOrder, type OfferedMessage,
 } from '@smsgw/db';
-import { enqueueReports, enqueueWebhookDeliveries, publishWakeups, type DeviceReport } from '@smsgw/queue';
+import { enqueueReports, enqueueWebhookDeliveries, publishUserEvents, publishWakeups, type DeviceReport } from '@smsgw/queue';
 
 /**
  * The device core as both device protocols use it (routes/device: native; routes/mobile: the SMS
@@ -96,15 +96,18 @@ export async function receiveInbound(
   device: AuthenticatedDevice,
   messages: IncomingSms[],
 ): Promise<{ stored: number; duplicates: number }> {
-  const stored = await storeInbound(app.sql, {
-    userId: device.userId,
-    deviceId: device.id,
-    now: new Date(),
-    messages: messages.map((m) => ({
-      ...m, id: newId(), from: storableText(m.from), to: m.to === null ? null : storableText(m.to), body: storableText(m.body),
-      dedupKey: m.dedupKey === null ? null : storableText(m.dedupKey),
-    })),
-  });
+  const now = new Date();
+  const inbound = messages.map((m) => ({
+    ...m, id: newId(), from: storableText(m.from), to: m.to === null ? null : storableText(m.to), body: storableText(m.body),
+    dedupKey: m.dedupKey === null ? null : storableText(m.dedupKey),
+  }));
+  const stored = await storeInbound(app.sql, { userId: device.userId, deviceId: device.id, now, messages: inbound });
+  const storedIds = new Set(stored.moved);
+  const events = inbound
+    .filter((m) => storedIds.has(m.id))
+    .map((m) => ({ userId: device.userId, event: { type: 'sms.received' as const, data: toReceivedRecord({ ...m, deviceId: device.id, createdAt: now }) } }));
+  // The user's live events (GET /api/v1/events); best effort, as every event.
+  await publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events).catch((error: unknown) => app.incidents.report('publishing received SMS events failed', error));
   try {
     await enqueueWebhookDeliveries(app.webhooksQueue, stored.deliveries);
   } catch (error) {

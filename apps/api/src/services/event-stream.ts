@@ -13,6 +13,8 @@ export interface StreamOptions {
   greeting: string[];
   /** The frame of one wake-up. */
   wakeup: string;
+  /** The frame telling the device to cancel a message it holds; absent: the device is not told. */
+  cancelled?: (messageId: string) => string;
   /** Wake-ups closer together than this are coalesced into one, sent when the interval has passed. */
   minWakeupIntervalMs: number;
   keepaliveMs: number;
@@ -21,6 +23,21 @@ export interface StreamOptions {
 
 /** Streams one device may hold on one API process; beyond that the device is answered 429. */
 export const MAX_STREAMS_PER_DEVICE = 10;
+
+/**
+ * Takes the reply over as a server-sent event stream: no caching or transforming, and no buffering by
+ * a proxy (nginx honours X-Accel-Buffering), so each frame reaches the client when it is written.
+ */
+export function openEventStream(reply: FastifyReply): FastifyReply['raw'] {
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  return reply.raw;
+}
 
 export class EventStreams {
   private readonly open = new Set<() => void>();
@@ -37,14 +54,7 @@ export class EventStreams {
     const { app } = this;
     const seen = () =>
       markStreamSeen(app.sql, device.id, new Date()).catch((error: unknown) => app.incidents.report('marking a device stream seen failed', error));
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    const res = openEventStream(reply);
     void seen();
     for (const frame of options.greeting) res.write(frame);
 
@@ -63,7 +73,10 @@ export class EventStreams {
       res.write(options.wakeup);
     };
     wakeup();
-    const stopListening = app.wakeups.listen(device.id, wakeup);
+    const stopListening = app.wakeups.listen(device.id, (cancelled) => {
+      if (cancelled === undefined) wakeup();
+      else if (options.cancelled) res.write(options.cancelled(cancelled));
+    });
     const keepalive = setInterval(() => {
       res.write(options.keepalive);
       void seen();

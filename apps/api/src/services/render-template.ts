@@ -1,6 +1,5 @@
 import { AppError, MAX_BODY_CODE_POINTS, codePointLength, firstMissingVariable, isUuid, renderTemplate, segmentInfo, templateVariables, type Encoding } from '@smsgw/core';
-import { contactNamesByPhone, findTemplateById, type Db, type MessageTexts, type TemplateRow } from '@smsgw/db';
-import { assertSendableText } from './send-messages.ts';
+import { assertSendableText, contactNamesByPhone, findTemplateById, type Db, type MessageTexts, type TemplateRow } from '@smsgw/db';
 
 /**
  * The checks of a send-template request that do not depend on the recipients: the template

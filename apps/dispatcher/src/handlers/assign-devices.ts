@@ -3,10 +3,14 @@ import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import { availabilityWindows } from '@smsgw/core';
 import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Sql, type PendingMessage } from '@smsgw/db/sql';
-import { publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
+import { DevicePacing, publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
+import { holdBack } from './hold-back.ts';
+import { paceAssignments, type Assignment } from './pace-assignments.ts';
+import { publishStatus } from './publish-status.ts';
 
-export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed';
+/** `{ waitMs }`: every device that may take the message is at its rate limit; try again then. */
+export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed' | { waitMs: number };
 
 export interface AssignDeps {
   sql: Sql;
@@ -24,7 +28,7 @@ export interface AssignDeps {
 export async function assignDevices(deps: AssignDeps, messageIds: string[]): Promise<AssignOutcome[]> {
   const { sql, config } = deps;
   const now = new Date();
-  const pending = await loadPendingMessages(sql, [...new Set(messageIds)]);
+  const { ready: pending, held } = await holdBack(deps, await loadPendingMessages(sql, [...new Set(messageIds)]), now);
   const byId = new Map(pending.map((m) => [m.id, m]));
 
   const gone = pending.filter((m) => m.requestedDeviceGone).map((m) => m.id);
@@ -39,18 +43,27 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
   });
   const chosen = await pickRoundRobin(deps, roundRobin, devices);
 
-  const assignments = pending
+  const proposed = pending
     .filter((m) => m.requestedDeviceId && !m.requestedDeviceGone)
     .map((m) => ({ id: m.id, deviceId: m.requestedDeviceId as string }))
     .concat(chosen);
+  const pacing = new DevicePacing(deps.redis, config.QUEUE_PREFIX);
+  const movable = new Map(roundRobin.map((m) => [m.id, m.userId]));
+  const { assignments, waiting, limited } = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools: devices });
   const assigned = await assignMessages(sql, { assignments, now });
+  await releaseUnassigned(pacing, assignments, assigned, limited);
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
+  await publishStatus(deps, [...goneFailed.moved, ...assigned.map((a) => a.id)]);
 
   deps.log.debug({ batch: messageIds.length, assigned: assigned.length }, 'assign batch');
   const assignedIds = new Set(assigned.map((a) => a.id));
   const chosenIds = new Set(assignments.map((a) => a.id));
-  return messageIds.map((id) => {
+  return messageIds.map((id): AssignOutcome => {
     if (assignedIds.has(id)) return 'assigned';
+    const heldBack = held.get(id);
+    if (heldBack !== undefined) return heldBack;
+    const waitMs = waiting.get(id);
+    if (waitMs !== undefined) return { waitMs };
     if (failed.has(id)) return 'failed';
     if (byId.has(id) && !chosenIds.has(id)) return 'no_device';
     return 'not_pending';
@@ -86,6 +99,14 @@ async function pickRoundRobin(
     });
   });
   return picks;
+}
+
+/** Gives back the pacing places of messages that another dispatcher assigned first (or that left pending). */
+async function releaseUnassigned(pacing: DevicePacing, tried: Assignment[], assigned: Assignment[], limited: Set<string>): Promise<void> {
+  const done = new Set(assigned.map((a) => a.id));
+  const byDevice = new Map<string, string[]>();
+  for (const a of tried) if (limited.has(a.deviceId) && !done.has(a.id)) byDevice.set(a.deviceId, [...(byDevice.get(a.deviceId) ?? []), a.id]);
+  for (const [deviceId, ids] of byDevice) await pacing.release(deviceId, ids);
 }
 
 /** One wake-up per device per batch, whichever API process holds the device's stream. */

@@ -2,23 +2,20 @@ import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import type { Redis } from 'ioredis';
 import {
-  IDEMPOTENCY_KEY_RETENTION_MS, devicesWithWaitingOffers, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, purgeDevicePairings,
-  purgeIdempotencyKeys, purgeWebhookDeliveries, releaseUnclaimed, stalePending, unclaimedExhausted, type OverdueCursor, type PendingCursor,
+  EXPIRED_BEFORE_SENT, devicesWithWaitingOffers, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, pastValidUntil, releaseUnclaimed,
+  stalePending, unclaimedExhausted,
+  type OverdueCursor, type PendingCursor,
   type Sql, type Transitioned,
 } from '@smsgw/db/sql';
 import { enqueueDispatch, enqueueWebhookDeliveries, wakeDevicesAgain, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
 import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
-
-const PAGE = 1000;
-// Bounds one sweep's work; what is left is taken by the next one.
-const MAX_PAGES = 50;
+import { publishStatus } from './publish-status.ts';
+import { MAX_PAGES, PAGE, applyRetention, pages, type RetentionResult } from './retention.ts';
 
 // A device whose offers wait this long is woken again, at most once a minute (real-devices.md §2b.5).
 const WAKE_AGAIN_AFTER_SECONDS = 30;
 const WAKE_AGAIN_EVERY_MS = 60_000;
-// Pairings are kept a day after they expire, so that a late attempt is told the code expired.
-const PAIRING_RETENTION_SECONDS = 86400;
 
 export interface SweepDeps {
   sql: Sql;
@@ -31,7 +28,7 @@ export interface SweepDeps {
   log: Logger;
 }
 
-export interface SweepResult {
+export interface SweepResult extends RetentionResult {
   reassigned: number;
   unclaimedFailed: number;
   unacknowledgedFailed: number;
@@ -41,9 +38,6 @@ export interface SweepResult {
   outboxEnqueued: number;
   webhooksEnqueued: number;
   webhookEndpointsWoken: number;
-  idempotencyKeysPurged: number;
-  webhookDeliveriesPurged: number;
-  pairingsPurged: number;
 }
 
 /**
@@ -55,10 +49,12 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = {
     reassigned: 0, unclaimedFailed: 0, unacknowledgedFailed: 0, sendingFailed: 0, devicesWokenAgain: 0, expired: 0, outboxEnqueued: 0,
-    webhooksEnqueued: 0, webhookEndpointsWoken: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0,
+    webhooksEnqueued: 0, webhookEndpointsWoken: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0, messagesPurged: 0,
+    messageEventsPurged: 0, receivedPurged: 0,
   };
   const failed = async (transitioned: Transitioned) => {
     await enqueueDeliveries(deps.webhooksQueue, deps.log, transitioned.deliveries);
+    await publishStatus(deps, transitioned.moved);
     return transitioned.moved.length;
   };
 
@@ -71,11 +67,17 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
     }));
     return ids.length;
   });
+  await pages(async () => {
+    const ids = await pastValidUntil(sql, { now, limit: PAGE });
+    result.expired += await failed(await failMessages(sql, { ids, now, from: ['pending', 'assigned'], error: EXPIRED_BEFORE_SENT }));
+    return ids.length;
+  });
 
   const assignedBefore = ago(config.ASSIGN_LEASE_SECONDS);
   await pages(async () => {
     const ids = await releaseUnclaimed(sql, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE, now });
     await enqueue(deps, ids);
+    await publishStatus(deps, ids);
     result.reassigned += ids.length;
     return ids.length;
   });
@@ -94,6 +96,7 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
     const { unacknowledged, unreported } = await lapsedOffers(sql, {
       offeredBefore: ago(config.SENDING_LEASE_SECONDS + skew),
       createdBefore: ago(config.MESSAGE_TTL_SECONDS + skew),
+      validBefore: ago(skew),
       limit: PAGE,
     });
     result.unacknowledgedFailed += await failed(await failMessages(sql, {
@@ -135,31 +138,8 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   await enqueueWebhookDeliveries(deps.webhooksQueue, woken);
   result.webhookEndpointsWoken = woken.length;
 
-  // Retention: Idempotency-Keys past their 24 hours, finished deliveries past WEBHOOK_DELIVERY_RETENTION_DAYS.
-  const keysBefore = new Date(now.getTime() - IDEMPOTENCY_KEY_RETENTION_MS);
-  await pages(async () => {
-    const purged = await purgeIdempotencyKeys(sql, { createdBefore: keysBefore, limit: PAGE });
-    result.idempotencyKeysPurged += purged;
-    return purged;
-  });
-  const deliveriesBefore = ago(config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86400);
-  await pages(async () => {
-    const purged = await purgeWebhookDeliveries(sql, { createdBefore: deliveriesBefore, limit: PAGE });
-    result.webhookDeliveriesPurged += purged;
-    return purged;
-  });
-  await pages(async () => {
-    const purged = await purgeDevicePairings(sql, { expiredBefore: ago(PAIRING_RETENTION_SECONDS), limit: PAGE });
-    result.pairingsPurged += purged;
-    return purged;
-  });
+  Object.assign(result, await applyRetention(sql, config, now));
   return result;
-}
-
-async function pages(step: () => Promise<number>): Promise<void> {
-  for (let page = 0; page < MAX_PAGES; page++) {
-    if ((await step()) < PAGE) return;
-  }
 }
 
 async function enqueue(deps: SweepDeps, ids: string[]): Promise<void> {

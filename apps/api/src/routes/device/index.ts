@@ -18,10 +18,13 @@ const ClaimedMessage = Type.Object({
   message: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   valid_until: Type.String({ format: 'date-time', description: 'Send it before this moment or not at all; smsgw fails it after.' }),
+  sim_number: Type.Union([Type.Integer({ minimum: 1, maximum: 3 }), Type.Null()], {
+    description: 'The SIM slot to send from (1-3); null: the device’s default. A device that cannot use this slot reports the message failed.',
+  }),
 });
 const ReportsBody = Type.Object(
   { reports: Type.Array(DeviceReport, { minItems: 1, maxItems: 500 }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ reports: [{ id: '0195f4c2-7a1e-7c3b-9d2a-3f1e8b6a4c10', status: 'sent', at: '2026-03-01T09:30:01.532Z' }] }] },
 );
 const ReportsResponse = Type.Object({
   accepted: Type.Integer(),
@@ -44,7 +47,7 @@ const InboundBody = Type.Object(
       { minItems: 1, maxItems: 500 },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ messages: [{ id: 'sms-1', from: '+15557654321', message: 'STOP', received_at: '2026-03-01T10:02:11.000Z', sim_number: 1 }] }] },
 );
 
 /**
@@ -106,6 +109,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
             return {
               messages: offered.map((m) => ({
                 id: m.id, to: m.to, message: m.body, created_at: m.createdAt.toISOString(), valid_until: validUntil(m).toISOString(),
+                sim_number: m.simNumber,
               })),
             };
           }
@@ -116,7 +120,7 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
   );
-  const validUntil = (m: { offeredAt: Date; createdAt: Date }) => offerValidUntil(m, config);
+  const validUntil = (m: Parameters<typeof offerValidUntil>[0]) => offerValidUntil(m, config);
 
   app.post(
     '/api/v1/device/reports',

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { publicUrl } from '@smsgw/config';
-import { AppError } from '@smsgw/core';
-import { phoneSecrets } from '@smsgw/db';
+import { AppError, REMOTE_CANCEL_VERSION, appVersionAtLeast, phonePacing } from '@smsgw/core';
+import { deviceRateLimits, pendingPhoneCancels, phoneSecrets } from '@smsgw/db';
 import type { MobileContext } from './context.ts';
 import { phoneAuthentication } from './phone-auth.ts';
 import { PhoneWebhook, phoneErrors, Settings } from './wire.ts';
@@ -12,6 +12,9 @@ const tags = ['sms-gate'];
 
 /** Every frame carries a `data:` line: OkHttp drops a frame without one (real-devices.md §2b.3). */
 const frame = (event: string) => `event: ${event}\ndata: null\n\n`;
+
+/** Asks the phone to cancel a message it holds (v1.67+); it answers with a `Cancelled` snapshot. */
+const cancelFrame = (messageId: string) => `event: MessageCancelled\ndata: ${JSON.stringify({ messageId })}\n\n`;
 
 /** The app's keepalive reading: at most 15 s between frames (its own server's period). */
 const MAX_KEEPALIVE_SECONDS = 15;
@@ -35,12 +38,17 @@ const configurationRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app
         response: { 200: Type.String({ description: 'text/event-stream' }), ...phoneErrors },
       },
     },
-    (request, reply) => {
+    async (request, reply) => {
       if (!streams.hasRoom(request.device.id)) throw new AppError('rate_limited', 'Too many event streams open for this device.');
+      // Only an app that knows `MessageCancelled` gets it (real-devices.md §2b.11); cancels it was not
+      // told of (its stream was down) are told again on connect.
+      const cancels = appVersionAtLeast(request.device.appVersion, REMOTE_CANCEL_VERSION);
+      const untold = cancels ? await pendingPhoneCancels(app.sql, request.device.id) : [];
       // Settings and webhooks again on every connect: the app may have skipped its first fetch while registering.
       streams.serve(request, reply, request.device, {
-        greeting: [frame('SettingsUpdated'), frame('WebhooksUpdated')],
+        greeting: [frame('SettingsUpdated'), frame('WebhooksUpdated'), ...untold.map(cancelFrame)],
         wakeup: frame('MessageEnqueued'),
+        ...(cancels && { cancelled: cancelFrame }),
         minWakeupIntervalMs: 1000,
         keepalive: ': keepalive\n\n',
         keepaliveMs: Math.min(config.DEVICE_HEARTBEAT_SECONDS, MAX_KEEPALIVE_SECONDS) * 1000,
@@ -54,11 +62,13 @@ const configurationRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app
     '/settings',
     {
       onRequest: authenticate,
-      schema: { tags, summary: 'The phone’s settings: event stream only, and the key it signs its webhooks with', response: { 200: Settings, ...phoneErrors } },
+      schema: { tags, summary: 'The phone’s settings: event stream only, the key it signs its webhooks with, and its rate limit', response: { 200: Settings, ...phoneErrors } },
     },
     async (request) => {
       const { signingKey } = await phoneSecrets(app.sql, request.device.id);
-      return { gateway: { notification_channel: 'SSE_ONLY' as const }, webhooks: { signing_key: signingKey } };
+      const limits = (await deviceRateLimits(app.sql, [request.device.id])).get(request.device.id);
+      const pacing = limits && phonePacing(limits);
+      return { gateway: { notification_channel: 'SSE_ONLY' as const }, webhooks: { signing_key: signingKey }, ...(pacing && { messages: pacing }) };
     },
   );
 

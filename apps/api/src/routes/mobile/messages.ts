@@ -3,10 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { offerValidUntil } from '@smsgw/core';
 import type { OfferedMessage } from '@smsgw/db';
 import { ErrorBody } from '../../schemas/common.ts';
+import { confirmPhoneCancels } from '../../services/cancel-messages.ts';
 import { acceptReports, offer } from '../../services/device-core.ts';
 import type { MobileContext } from './context.ts';
 import { phoneAuthentication } from './phone-auth.ts';
-import { reportsOfSnapshot } from './snapshots.ts';
+import { cancelledId, reportsOfSnapshot } from './snapshots.ts';
 import { MobileMessage, phoneErrors, PullQuery, SnapshotsBody } from './wire.ts';
 
 const tags = ['sms-gate'];
@@ -27,6 +28,7 @@ const messageRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { mo
     textMessage: { text: m.body },
     message: m.body,
     phoneNumbers: [m.to],
+    ...(m.simNumber !== null && { simNumber: m.simNumber }),
     withDeliveryReport: true,
     isEncrypted: false,
     validUntil: offerValidUntil(m, config).toISOString(),
@@ -62,7 +64,9 @@ const messageRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { mo
     },
     async (request, reply) => {
       const receivedAt = new Date();
-      const reports = request.body.flatMap((element) => reportsOfSnapshot(element, receivedAt));
+      // `Cancelled` of a message the phone was asked to cancel ends it as cancelled; any other is a report.
+      const cancelled = await confirmPhoneCancels(app, request.device, request.body.flatMap(cancelledId));
+      const reports = request.body.flatMap((element) => reportsOfSnapshot(element, receivedAt)).filter((r) => !cancelled.has(r.id.toLowerCase()));
       if (reports.length > 0) {
         const { rejected } = await acceptReports(app, request.device, reports);
         if (rejected.length > 0) request.log.info({ ids: rejected.slice(0, 10).map((r) => r.id) }, 'snapshots of messages not of this phone ignored');

@@ -49,3 +49,8 @@ function errorOf(recipients: unknown[] | undefined): { error?: string } {
   const error = errors.find((e): e is string => typeof e === 'string' && e.trim() !== '');
   return error === undefined ? {} : { error: error.slice(0, MAX_ERROR_LENGTH) };
 }
+
+/** The message id of a `Cancelled` snapshot (none for any other element). */
+export function cancelledId(element: unknown): string[] {
+  return isSnapshot.Check(element) && element.state === 'Cancelled' ? [element.id] : [];
+}

@@ -14,7 +14,7 @@ export const RegisterBody = Type.Object({
   name: Type.String({ maxLength: 1000, description: '`<manufacturer>/<product>` of the phone.' }),
   pushToken: Type.Optional(Type.String({ maxLength: 4096, description: 'Google push token: the phone then never opens the event stream.' })),
   simCards: Type.Optional(Type.Unknown({ description: 'The SIM cards, as the app redacts them (v1.65+); kept for the device list.' })),
-});
+}, { examples: [{ name: 'Google/Pixel 7' }] });
 export type RegisterBody = Static<typeof RegisterBody>;
 
 export const Registered = Type.Object({
@@ -27,7 +27,7 @@ export const PatchDeviceBody = Type.Object({
   id: Type.String({ maxLength: 64 }),
   pushToken: Type.Optional(Type.String({ maxLength: 4096 })),
   simCards: Type.Optional(Type.Unknown()),
-});
+}, { examples: [{ id: '0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01' }] });
 
 export const ExternalIp = Type.Object({ externalIp: Type.String() });
 
@@ -40,6 +40,7 @@ export const MobileMessage = Type.Object({
   textMessage: Type.Object({ text: Type.String() }),
   message: Type.String({ description: 'The text again, for app versions before typed messages.' }),
   phoneNumbers: Type.Array(Type.String(), { minItems: 1, maxItems: 1 }),
+  simNumber: Type.Optional(Type.Integer({ minimum: 1, maximum: 3, description: 'The SIM slot to send from; absent: the phone’s own choice.' })),
   withDeliveryReport: Type.Boolean(),
   isEncrypted: Type.Boolean(),
   validUntil: Type.String({ format: 'date-time', description: 'Send it before this moment or fail it: the same on every pull.' }),
@@ -54,6 +55,7 @@ export const MAX_SNAPSHOTS = 250;
 export const SnapshotsBody = Type.Array(Type.Unknown(), {
   maxItems: MAX_SNAPSHOTS,
   description: 'State snapshots, each applied on its own: a malformed one or one of an unknown id is ignored.',
+  examples: [[{ id: '0195f4c2-7a1e-7c3b-9d2a-3f1e8b6a4c10', state: 'Sent', recipients: [{ phoneNumber: '+15551234567', state: 'Sent' }] }]],
 });
 
 /** One element of `PATCH /message`; anything else about it is read leniently (see messages.ts). */
@@ -68,6 +70,10 @@ export type Snapshot = Static<typeof Snapshot>;
 export const Settings = Type.Object({
   gateway: Type.Object({ notification_channel: Type.Literal('SSE_ONLY') }),
   webhooks: Type.Object({ signing_key: Type.String() }),
+  // The device's rate limit, for the app's own pacing (its one period: the shortest limit set).
+  messages: Type.Optional(
+    Type.Object({ limit_period: Type.Enum(['PerMinute', 'PerHour', 'PerDay']), limit_value: Type.Integer({ minimum: 1 }) }),
+  ),
 });
 
 export const PhoneWebhook = Type.Object({
@@ -85,6 +91,8 @@ export const InboundBody = Type.Object({
   event: Type.String({ maxLength: 64 }),
   deviceId: Type.String({ maxLength: 64 }),
   payload: Type.Optional(Type.Unknown()),
+}, {
+  examples: [{ event: 'sms:received', deviceId: '0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01', payload: { messageId: 'a1b2c3', message: 'STOP', sender: '+15557654321', receivedAt: '2026-03-01T12:02:11.000+02:00' } }],
 });
 
 /** The payload of `sms:received` (v1.53 and earlier carry no `sender` nor `recipient`). */

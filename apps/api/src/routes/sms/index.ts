@@ -1,18 +1,32 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, MessageRecordSchema, isUuid, segmentInfo, statesMatching, toMessageRecord } from '@smsgw/core';
-import { findMessage, listMessages } from '@smsgw/db';
-import { ErrorBody, IdParams, authErrors } from '../../schemas/common.ts';
+import { AppError, isUuid, segmentInfo, statesMatching, toMessageRecord } from '@smsgw/core';
+import { assertSendableText, findMessage, listMessages, sendMessages, type SendDeps, type SendInput } from '@smsgw/db';
+import { enqueueDispatch, publishUserEvents } from '@smsgw/queue';
+import { IdParams, authErrors, cursorOf, cursorPage } from '../../schemas/common.ts';
+import { errors } from '../../schemas/errors.ts';
+import { Message } from '../../schemas/records.ts';
 import { withIdempotencyKey } from '../../services/idempotency.ts';
-import { assertSendableText, sendMessages } from '../../services/send-messages.ts';
 import { loadTemplateForSend, renderForRecipients } from '../../services/render-template.ts';
-import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse, SendTemplateBody, SendTemplateErrorBody } from './schemas.ts';
+import cancelRoutes from './cancel.ts';
+import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse, SendTemplateBody } from './schemas.ts';
 
-const sendErrors = { 400: ErrorBody, 402: ErrorBody, 409: ErrorBody, 422: ErrorBody, 503: ErrorBody, ...authErrors };
+const SEND_ERRORS = [
+  'invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found',
+  'quota_exceeded', 'idempotency_key_in_use', 'idempotency_key_reused', 'no_devices', 'service_unavailable',
+] as const;
+const sendErrors = { ...errors(...SEND_ERRORS), ...authErrors };
 
 /** Sending (`/api/sms/…`, spec 4.1) and reading (`/api/v1/sms…`, spec 4.3, 4.4). */
 const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
-  const sendDeps = () => ({ db: app.db, sql: app.sql, dispatchQueue: app.dispatchQueue, config: app.config, incidents: app.incidents });
+  const sendDeps = (): SendDeps => ({
+    db: app.db,
+    sql: app.sql,
+    config: app.config,
+    incidents: app.incidents,
+    enqueueDispatch: (ids, at) => enqueueDispatch(app.dispatchQueue, ids, at),
+    publishUserEvents: (events) => publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events),
+  });
 
   app.post(
     '/api/sms/send',
@@ -35,6 +49,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           recipients,
           groupIds: group_ids ?? [],
           deviceId: device_id,
+          ...deliveryOf(request.body),
           compose: () => ({ kind: 'same', body, segments, encoding }),
           idempotency,
         });
@@ -52,7 +67,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Send a template, rendered per recipient, to recipients and/or groups',
         headers: IdempotencyHeaders,
         body: SendTemplateBody,
-        response: { 200: SendResponse, ...sendErrors, 400: SendTemplateErrorBody },
+        response: { 200: SendResponse, ...errors(...SEND_ERRORS, 'template_not_found', 'template_not_owned', 'missing_variable'), ...authErrors },
       },
     },
     async (request, reply) =>
@@ -66,6 +81,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
             recipients,
             groupIds: group_ids ?? [],
             deviceId: device_id,
+            ...deliveryOf(request.body),
             compose: async (to) => {
               const template = await loadTemplateForSend(app.db, { userId, templateId: template_id, variables });
               return renderForRecipients(app.db, { userId, template, variables, recipients: to });
@@ -78,9 +94,11 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }),
   );
 
+  await app.register(cancelRoutes);
+
   app.get(
     '/api/v1/sms/:id',
-    { schema: { tags: ['sms'], summary: 'Get one message', params: IdParams, response: { 200: MessageRecordSchema, 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['sms'], summary: 'Get one message', params: IdParams, response: { 200: Message, ...errors('not_found'), ...authErrors } } },
     async (request) => {
       const { id } = request.params;
       const message = isUuid(id) ? await findMessage(app.db, { userId: request.auth.user.id, id }) : null;
@@ -91,10 +109,11 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/sms',
-    { schema: { tags: ['sms'], summary: 'List messages, newest first', querystring: ListQuery, response: { 200: MessageList, 400: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['sms'], summary: 'List messages, newest first', querystring: ListQuery, response: { 200: MessageList, ...errors('invalid_request'), ...authErrors } } },
     async (request) => {
       const { status, to, batch_id, device_id, limit, offset } = request.query;
-      const { rows, total } = await listMessages(app.db, {
+      const cursor = cursorOf(request.query);
+      const result = await listMessages(app.db, {
         userId: request.auth.user.id,
         states: status === undefined ? undefined : statesMatching(status),
         to,
@@ -102,9 +121,14 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         deviceId: device_id,
         limit,
         offset,
+        cursor,
       });
-      return { data: rows.map(toMessageRecord), total, limit, offset };
+      return cursorPage(result.rows.map(toMessageRecord), result, request.query);
     },
   );
 };
+/** The timing and SIM of a send request, as sendMessages takes them. */
+function deliveryOf(body: { send_at?: string; valid_until?: string; ttl_seconds?: number; sim_number?: number }): Pick<SendInput, 'timing' | 'simNumber'> {
+  return { timing: { send_at: body.send_at, valid_until: body.valid_until, ttl_seconds: body.ttl_seconds }, simNumber: body.sim_number };
+}
 export default smsRoutes;

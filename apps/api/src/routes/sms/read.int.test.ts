@@ -73,6 +73,9 @@ describe('GET /api/v1/sms/:id', () => {
       sent_at: null,
       delivered_at: null,
       error: null,
+      send_at: null,
+      valid_until: null,
+      sim_number: null,
     });
     expect(record.created_at).toMatch(ISO_MS);
     expect(record.updated_at).toMatch(ISO_MS);
@@ -153,7 +156,7 @@ describe('GET /api/v1/sms/:id', () => {
 });
 
 describe('GET /api/v1/sms: paging', () => {
-  it('returns {data, total, limit, offset}, newest first, 20 by default', async () => {
+  it('returns {data, total, total_exact, has_more, next_cursor, limit, offset}, newest first, 20 by default', async () => {
     const { apiKey, user } = await createTestUser(api.db);
     const ids = await storeMessages(user.id, 25);
     const newestFirst = [...ids].reverse();
@@ -161,8 +164,8 @@ describe('GET /api/v1/sms: paging', () => {
     const res = await list(apiKey);
     expect(res.statusCode).toBe(200);
     const page = res.json();
-    expect(Object.keys(page).sort()).toEqual(['data', 'limit', 'offset', 'total']);
-    expect(page).toMatchObject({ total: 25, limit: 20, offset: 0 });
+    expect(Object.keys(page).sort()).toEqual(['data', 'has_more', 'limit', 'next_cursor', 'offset', 'total', 'total_exact']);
+    expect(page).toMatchObject({ total: 25, total_exact: true, has_more: true, next_cursor: expect.any(String), limit: 20, offset: 0 });
     expect(page.data.map((m: { id: string }) => m.id)).toEqual(newestFirst.slice(0, 20));
     expect(page.data[0]).toMatchObject({ id: newestFirst[0], status: 'queued', state: 'pending', created_at: '2026-11-21T10:00:24.000Z' });
   });
@@ -180,7 +183,39 @@ describe('GET /api/v1/sms: paging', () => {
     expect(middle.data.map((m: { id: string }) => m.id)).toEqual(newestFirst.slice(5, 12));
 
     const past = (await list(apiKey, { offset: 25 })).json();
-    expect(past).toEqual({ data: [], total: 25, limit: 20, offset: 25 });
+    expect(past).toEqual({ data: [], total: 25, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 25 });
+  });
+
+  it('pages by cursor: each message once, and rows that arrive meanwhile do not shift the pages', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const newestFirst = (await storeMessages(user.id, 25)).reverse();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; ; pages++) {
+      const page = (await list(apiKey, { limit: 7, ...(cursor && { cursor }) })).json();
+      seen.push(...page.data.map((m: { id: string }) => m.id));
+      if (pages === 0) await storeMessages(user.id, 3, { createdAt: new Date('2026-11-21T11:00:00.000Z') }); // newer: not in the walk
+      expect(page.has_more).toBe(page.next_cursor !== null);
+      if (!page.has_more) break;
+      cursor = page.next_cursor;
+    }
+    expect(seen).toEqual(newestFirst);
+  });
+
+  it('refuses a cursor it did not make, and a cursor with an offset, with 400 invalid_request', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    await storeMessages(user.id, 3);
+    const { next_cursor } = (await list(apiKey, { limit: 1 })).json();
+    for (const [query, message] of [
+      [{ cursor: 'bm90IGEgY3Vyc29y' }, 'cursor is not a next_cursor of this list.'],
+      [{ cursor: '' }, 'cursor'],
+      [{ cursor: next_cursor, offset: 1 }, 'Give cursor or offset, not both.'],
+    ] as const) {
+      const res = await list(apiKey, query);
+      expect({ status: res.statusCode, error: res.json().error }).toEqual({ status: 400, error: 'invalid_request' });
+      expect(res.json().message).toContain(message);
+    }
+    expect((await list(apiKey, { cursor: next_cursor, offset: 0 })).statusCode).toBe(200);
   });
 
   it('accepts limit 100 and 1', async () => {

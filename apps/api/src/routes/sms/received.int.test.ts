@@ -72,7 +72,7 @@ describe('GET /api/v1/sms/received and /:id', () => {
         id: expect.any(String), from, to, message: 'Your code is 1234', device_id: deviceId, sim_number: 2,
         received_at: '2026-11-21T10:03:05.123Z', created_at: expect.stringMatching(ISO_MS),
       }],
-      total: 1, limit: 20, offset: 0,
+      total: 1, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 0,
     });
     const one = await call(api.app, apiKey, 'GET', `/api/v1/sms/received/${body.data[0].id}`);
     expect(one.statusCode).toBe(200);
@@ -91,7 +91,7 @@ describe('GET /api/v1/sms/received and /:id', () => {
     await storeReceived(userId, deviceId!, 1);
     expect((await list(apiKey)).json().total).toBe(1);
     const sent = await call(api.app, apiKey, 'GET', '/api/v1/sms');
-    expect(sent.json()).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
+    expect(sent.json()).toEqual({ data: [], total: 0, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 0 });
   });
 
   it('lists newest first by arrival, then by id, and pages with limit and offset', async () => {
@@ -109,9 +109,9 @@ describe('GET /api/v1/sms/received and /:id', () => {
     expect(all.total).toBe(7);
 
     const page = (await list(apiKey, { limit: 2, offset: 3 })).json();
-    expect(page).toEqual({ data: expect.any(Array), total: 7, limit: 2, offset: 3 });
+    expect(page).toEqual({ data: expect.any(Array), total: 7, total_exact: true, has_more: true, next_cursor: expect.any(String), limit: 2, offset: 3 });
     expect(page.data.map((r: { id: string }) => r.id)).toEqual([ids[3], ids[2]]);
-    expect((await list(apiKey, { offset: 7 })).json()).toEqual({ data: [], total: 7, limit: 20, offset: 7 });
+    expect((await list(apiKey, { offset: 7 })).json()).toEqual({ data: [], total: 7, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 7 });
   });
 
   it('filters by exact sender and by device', async () => {

@@ -1,13 +1,15 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, ReceivedRecordSchema, isUuid, toReceivedRecord } from '@smsgw/core';
+import { AppError, isUuid, toReceivedRecord } from '@smsgw/core';
 import { findReceived, listReceived } from '@smsgw/db';
-import { ErrorBody, IdParams, PageOf, Pagination, authErrors, page } from '../../schemas/common.ts';
+import { CursorPageOf, CursorPagination, IdParams, authErrors, cursorOf, cursorPage } from '../../schemas/common.ts';
+import { errors } from '../../schemas/errors.ts';
+import { ReceivedSms } from '../../schemas/records.ts';
 
 const ReceivedQuery = Type.Object({
   from: Type.Optional(Type.String({ description: 'Exact sender, as the device saw it (write `+` as `%2B`).' })),
   device_id: Type.Optional(Type.String({ format: 'uuid', description: 'The device that received it.' })),
-  ...Pagination.properties,
+  ...CursorPagination.properties,
 });
 
 /**
@@ -24,19 +26,20 @@ const receivedRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['sms'],
         summary: 'List incoming SMS, newest first',
         querystring: ReceivedQuery,
-        response: { 200: PageOf(ReceivedRecordSchema), 400: ErrorBody, ...authErrors },
+        response: { 200: CursorPageOf(ReceivedSms, 'ReceivedSmsPage'), ...errors('invalid_request'), ...authErrors },
       },
     },
     async (request) => {
       const { from, device_id, limit, offset } = request.query;
-      const { rows, total } = await listReceived(app.db, { userId: request.auth.user.id, from, deviceId: device_id, limit, offset });
-      return page(rows.map(toReceivedRecord), total, request.query);
+      const cursor = cursorOf(request.query);
+      const result = await listReceived(app.db, { userId: request.auth.user.id, from, deviceId: device_id, limit, offset, cursor });
+      return cursorPage(result.rows.map(toReceivedRecord), result, request.query);
     },
   );
 
   app.get(
     '/api/v1/sms/received/:id',
-    { schema: { tags: ['sms'], summary: 'Get one incoming SMS', params: IdParams, response: { 200: ReceivedRecordSchema, 404: ErrorBody, ...authErrors } } },
+    { schema: { tags: ['sms'], summary: 'Get one incoming SMS', params: IdParams, response: { 200: ReceivedSms, ...errors('not_found'), ...authErrors } } },
     async (request) => {
       const { id } = request.params;
       const received = isUuid(id) ? await findReceived(app.db, { userId: request.auth.user.id, id }) : null;

@@ -1,0 +1,62 @@
+import type { CliConfig } from '@smsgw/config';
+import { availabilityWindows, toDeviceRecord } from '@smsgw/core';
+import type { ApiKeyRow, DeviceRow, UserDetailRow, WebhookDeliveryRow, WebhookRow } from '@smsgw/db';
+
+// The JSON of each resource, in the shape and field names of the API's records (docs/http-api.md),
+// so that a script reads the CLI's output and the API's responses alike.
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+export function userRecord(user: UserDetailRow) {
+  return {
+    id: user.id,
+    name: user.name,
+    monthly_quota: user.monthlyQuota,
+    disabled: user.disabledAt !== null,
+    disabled_at: iso(user.disabledAt),
+    created_at: user.createdAt.toISOString(),
+  };
+}
+
+export function apiKeyRecord(key: ApiKeyRow) {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    created_at: key.createdAt.toISOString(),
+    last_used_at: iso(key.lastUsedAt),
+    revoked_at: iso(key.revokedAt),
+  };
+}
+
+export function deviceRecord(device: DeviceRow, config: CliConfig, now: Date) {
+  return toDeviceRecord(device, availabilityWindows(config, now));
+}
+
+export function webhookRecord(webhook: WebhookRow) {
+  return {
+    id: webhook.id,
+    url: webhook.url,
+    events: webhook.events,
+    description: webhook.description,
+    enabled: webhook.enabled,
+    disabled_reason: webhook.disabledReason,
+    created_at: webhook.createdAt.toISOString(),
+    updated_at: webhook.updatedAt.toISOString(),
+  };
+}
+
+export function deliveryRecord(delivery: WebhookDeliveryRow) {
+  return {
+    id: delivery.id,
+    type: delivery.type,
+    message_id: delivery.messageId,
+    state: delivery.state,
+    attempts: delivery.attempts,
+    last_status_code: delivery.lastStatusCode,
+    last_error: delivery.lastError,
+    last_attempt_at: iso(delivery.lastAttemptAt),
+    next_attempt_at: iso(delivery.nextAttemptAt),
+    created_at: delivery.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { DispatcherConfigSchema, loadConfig } from '@smsgw/config';
+import { parseUserEventBatch, userEventsChannel, type UserEventBatch } from '@smsgw/queue';
+import { createTestUser, send, startTestApi, uniquePhone, type TestApi } from '@smsgw/api/testing';
+import { assignDevices } from './assign-devices.ts';
+import { applyDeviceReports } from './apply-reports.ts';
+import { publishStatus } from './publish-status.ts';
+
+let api: TestApi;
+let subscriber: Redis;
+const batches: UserEventBatch[] = [];
+
+beforeAll(async () => {
+  api = await startTestApi();
+  subscriber = new Redis(api.config.REDIS_URL);
+  subscriber.on('message', (_channel: string, text: string) => {
+    const batch = parseUserEventBatch(text);
+    if (batch) batches.push(batch);
+  });
+  await subscriber.subscribe(userEventsChannel(api.config.QUEUE_PREFIX));
+});
+afterAll(async () => {
+  subscriber?.disconnect();
+  await api?.close();
+});
+
+function deps() {
+  const config = loadConfig(DispatcherConfigSchema, {
+    DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, LOG_LEVEL: 'silent',
+  });
+  return { sql: api.sql, redis: api.app.redis, webhooksQueue: api.app.webhooksQueue, config, log: pino({ level: 'silent' }) };
+}
+
+/** Waits for the `count` batches already on their way, then forgets them. */
+async function drain(count: number): Promise<void> {
+  await vi.waitFor(() => expect(batches.length).toBeGreaterThanOrEqual(count));
+  batches.length = 0;
+}
+
+describe('message status events', () => {
+  it('publishes one message per user and batch of assignments, never one per message', async () => {
+    const alice = await createTestUser(api.db);
+    const bob = await createTestUser(api.db);
+    const ids: string[] = [];
+    for (const user of [alice, bob]) {
+      const res = await send(api.app, user.apiKey, { recipients: [uniquePhone(), uniquePhone(), uniquePhone()], body: 'hi' });
+      ids.push(...(res.json().message_ids as string[]));
+    }
+    await drain(2); // the sends' own `queued` events
+
+    expect(await assignDevices(deps(), ids)).toEqual(ids.map(() => 'assigned'));
+    await vi.waitFor(() => expect(batches).toHaveLength(2));
+    const byUser = new Map(batches.map((b) => [b.user_id, b.events]));
+    for (const [user, own] of [[alice, ids.slice(0, 3)], [bob, ids.slice(3)]] as const) {
+      const events = byUser.get(user.userId)!;
+      expect(events.map((e) => e.data.id).sort()).toEqual([...own].sort());
+      expect(events.every((e) => e.type === 'message.status' && e.data.status === 'queued' && e.data.state === 'assigned')).toBe(true);
+    }
+  });
+
+  it('publishes the reports a device made, with the state they left', async () => {
+    const user = await createTestUser(api.db);
+    const res = await send(api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hi' });
+    const [id] = res.json().message_ids as string[];
+    await assignDevices(deps(), [id!]);
+    await api.sql.query('UPDATE messages SET offered_at = now() WHERE id = $1', [id]);
+    const { applied } = await applyDeviceReports(api.sql, [{ deviceId: user.deviceId!, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'delivered' }] }]);
+    expect(applied.map((a) => a.status)).toEqual(['delivered']);
+    await publishStatus(deps(), applied.map((a) => a.id));
+    await vi.waitFor(() => expect(batches.flatMap((b) => b.events).some((e) => e.data.id === id && e.data.status === 'delivered')).toBe(true));
+    const delivered = batches.flatMap((b) => b.events).find((e) => e.data.status === 'delivered')!;
+    expect(delivered.data).toEqual(expect.objectContaining({ id, status: 'delivered', state: 'delivered', error: null, device_id: user.deviceId }));
+  });
+
+  it('publishes nothing for no change, and only logs when Redis refuses', async () => {
+    const warn = vi.fn();
+    const broken = { ...deps(), redis: { pipeline: () => ({ publish: () => undefined, exec: () => Promise.reject(new Error('Redis away')) }) } as never, log: { warn } as never };
+    await publishStatus(deps(), []);
+    const user = await createTestUser(api.db);
+    const res = await send(api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hi' });
+    await expect(publishStatus(broken, res.json().message_ids as string[])).resolves.toBeUndefined();
+    expect(warn).toHaveBeenCalledOnce();
+  });
+});

@@ -1,0 +1,176 @@
+import {
+  AppError, type BurstLog, type SendTimingInput, availabilityWindows, isDeviceAvailable, isE164, isUuid, newId, quotaPeriod, sendTiming,
+} from '@smsgw/core';
+import type { ApiConfig } from '@smsgw/config';
+import type { Db } from './client.ts';
+import type { Sql } from './sql.ts';
+import type { Tx } from './transaction.ts';
+import type { UserRow } from './users.ts';
+import { hasAvailableDevice } from './availability.ts';
+import { findDevice } from './devices.ts';
+import { foreignGroupIds, groupMemberPhones } from './groups.ts';
+import { insertMessages, type MessageTexts } from './messages.ts';
+import { chargeQuota } from './quota.ts';
+
+/** The `message.status` live event of a message just stored (the shape of @smsgw/queue's `UserEvent`). */
+export interface QueuedEvent {
+  userId: string;
+  event: {
+    type: 'message.status';
+    data: {
+      id: string; status: 'queued'; state: 'pending'; batch_id: string | null; device_id: string | null; error: null;
+      created_at: string; updated_at: string; sent_at: null; delivered_at: null; failed_at: null;
+    };
+  };
+}
+
+/**
+ * Accepting a send, shared by the API (`POST /api/sms/send`, `send-template`) and the operator CLI
+ * (`smsgw message send`). It lives here, not in an app, because both apps use it; Redis comes in as
+ * two functions of @smsgw/queue, so that this package needs no BullMQ.
+ */
+export interface SendDeps {
+  db: Db;
+  sql: Sql;
+  /** Enqueues one dispatch job per message, in one round trip, delayed until `at` if given (`enqueueDispatch` on the dispatch queue). */
+  enqueueDispatch: (messageIds: readonly string[], at: Date | null) => Promise<void>;
+  /** Publishes the user's live events (GET /api/v1/events): `publishUserEvents` on QUEUE_PREFIX. */
+  publishUserEvents: (events: QueuedEvent[]) => Promise<void>;
+  config: Pick<
+    ApiConfig,
+    'MAX_RECIPIENTS' | 'MONTHLY_QUOTA_DEFAULT' | 'DEVICE_AVAILABLE_SECONDS' | 'DEVICE_HEARTBEAT_SECONDS' | 'DEVICE_STREAM_GRACE_SECONDS' | 'MESSAGE_TTL_SECONDS'
+  >;
+  /** Where an enqueue that failed is reported (the messages are stored; the outbox sweep enqueues them). */
+  incidents: Pick<BurstLog, 'report'>;
+}
+
+/** Stores the request's Idempotency-Key with the response, in the transaction of the messages. */
+export interface SendRecorder {
+  record(tx: Tx, body: object): Promise<void>;
+}
+
+export interface SendInput {
+  user: UserRow;
+  recipients: string[];
+  groupIds: string[];
+  deviceId: string | undefined;
+  /** The text of each recipient, once the recipients are known (a direct text, or a rendered template). */
+  compose: (recipients: string[]) => Promise<MessageTexts> | MessageTexts;
+  /** Stores the request's Idempotency-Key with the response, first in the transaction of the messages. */
+  idempotency: SendRecorder | undefined;
+  /** `send_at`, and `valid_until` or `ttl_seconds`, as the caller gave them (checked here). */
+  timing?: SendTimingInput;
+  /** The SIM slot, 1 to 3; undefined: the device's default. */
+  simNumber?: number | undefined;
+}
+
+export interface SendResponse {
+  message_ids: string[];
+  recipients_count: number;
+  status: 'accepted';
+  batch_id?: string;
+}
+
+// Postgres text cannot hold U+0000, and an unpaired UTF-16 surrogate is not a character: it would be
+// stored as U+FFFD, silently changing the text.
+const UNSENDABLE = /[\u0000\p{Cs}]/u;
+
+/** Refuses a message text that cannot be stored and sent as given (400 `invalid_request` naming `field`). */
+export function assertSendableText(text: string, field: string): void {
+  const found = UNSENDABLE.exec(text);
+  if (!found) return;
+  const what = found[0] === '\u0000' ? 'a NUL character' : 'an unpaired UTF-16 surrogate';
+  throw new AppError('invalid_request', `Invalid field '${field}': contains ${what}, which cannot be sent.`);
+}
+
+/**
+ * Accepts a send: checks it in the order of decisions.md ("Sending"), then stores the quota charge,
+ * the batch and every message in one transaction and enqueues one dispatch job per message in one
+ * round trip. A refused request changes nothing.
+ */
+export async function sendMessages(deps: SendDeps, input: SendInput): Promise<SendResponse> {
+  const { db, config } = deps;
+  const { user, simNumber } = input;
+
+  const now = new Date();
+  const timing = sendTiming(input.timing ?? {}, now, config);
+  if (simNumber !== undefined && !(Number.isInteger(simNumber) && simNumber >= 1 && simNumber <= 3)) {
+    throw new AppError('invalid_request', "Invalid field 'sim_number': must be 1, 2 or 3.");
+  }
+  if (!input.recipients.every(isE164)) throw new AppError('invalid_phone_number');
+  const members = await expandGroups(db, user.id, input.groupIds);
+
+  // Listed numbers first, then group members; de-duplicated on the exact E.164 string.
+  const recipients = [...new Set([...input.recipients, ...members])];
+  if (recipients.length === 0) {
+    throw new AppError('invalid_request', 'No recipients: give at least one phone number in recipients, or groups with members in group_ids.');
+  }
+  if (recipients.length > config.MAX_RECIPIENTS) {
+    throw new AppError('too_many_recipients', `Too many recipients: ${recipients.length}, at most ${config.MAX_RECIPIENTS} per request.`);
+  }
+
+  const texts = await input.compose(recipients);
+  // A scheduled send needs a device when it is due, not now: only a named device must exist.
+  await checkDevices(deps, user.id, input.deviceId, timing.sendAt === null);
+
+  const ids = recipients.map(() => newId());
+  const batch = recipients.length > 1 ? { id: newId(), recipientsCount: recipients.length } : null;
+  const response: SendResponse = {
+    message_ids: ids,
+    recipients_count: recipients.length,
+    status: 'accepted',
+    ...(batch && { batch_id: batch.id }),
+  };
+
+  await db.$transaction(async (tx) => {
+    await input.idempotency?.record(tx, response);
+    const limit = user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT;
+    const charged = await chargeQuota(tx, { userId: user.id, period: quotaPeriod(now).start, count: ids.length, limit });
+    if (!charged) throw new AppError('quota_exceeded');
+    await insertMessages(tx, {
+      ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing,
+      simNumber: simNumber ?? null,
+    });
+  });
+
+  try {
+    await deps.enqueueDispatch(ids, timing.sendAt);
+  } catch (error) {
+    // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
+    deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: ids.length });
+  }
+  await publishQueued(deps, user.id, ids, batch?.id ?? null, input.deviceId ?? null, now);
+  return response;
+}
+
+/** The user's live events (GET /api/v1/events): the new messages, queued. Best effort, as every event. */
+async function publishQueued(deps: SendDeps, userId: string, ids: string[], batchId: string | null, deviceId: string | null, now: Date): Promise<void> {
+  const at = now.toISOString();
+  const data = { status: 'queued', state: 'pending', batch_id: batchId, device_id: deviceId, error: null, created_at: at, updated_at: at } as const;
+  try {
+    const events = ids.map((id) => ({ userId, event: { type: 'message.status' as const, data: { id, ...data, sent_at: null, delivered_at: null, failed_at: null } } }));
+    await deps.publishUserEvents(events);
+  } catch (error) {
+    deps.incidents.report('publishing message status events failed', error);
+  }
+}
+
+/** The phones of the groups' members, in one query; any group that is not the user's is refused. */
+async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise<string[]> {
+  if (groupIds.length === 0) return [];
+  const malformed = groupIds.find((id) => !isUuid(id));
+  const unknown = malformed ?? (await foreignGroupIds(db, { userId, groupIds: [...new Set(groupIds)] }))[0];
+  if (unknown !== undefined) throw new AppError('group_not_found', `Group ${unknown} not found.`);
+  return groupMemberPhones(db, [...new Set(groupIds)]);
+}
+
+async function checkDevices(deps: SendDeps, userId: string, deviceId: string | undefined, needAvailable: boolean): Promise<void> {
+  const windows = availabilityWindows(deps.config, new Date());
+  if (deviceId !== undefined) {
+    const device = isUuid(deviceId) ? await findDevice(deps.db, { userId, id: deviceId }) : null;
+    if (!device || !device.enabled) throw new AppError('device_not_found', `Device ${deviceId} not found or not enabled.`);
+    if (needAvailable && !isDeviceAvailable(device, windows)) throw new AppError('no_devices');
+    return;
+  }
+  if (needAvailable && !(await hasAvailableDevice(deps.sql, { userId, windows }))) throw new AppError('no_devices');
+}

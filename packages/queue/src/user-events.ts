@@ -1,0 +1,52 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * A user's live events (`GET /api/v1/events`): the dispatchers and the API publish them through
+ * one Redis pub/sub channel per queue prefix, one message per batch of changes and user, never
+ * one per message; every API process subscribes once and hands them to that user's open streams.
+ * They are hints: a client re-reads what it shows when its stream reconnects.
+ */
+export function userEventsChannel(prefix: string): string {
+  return `${prefix}:user-events`;
+}
+
+/**
+ * The data of an event: for `message.status`, the message's id, status, state, batch_id,
+ * device_id, error and timestamps (`StatusEventData` of @smsgw/db, the loader of both publishers);
+ * for `sms.received`, the public received record. Documented in the route (GET /api/v1/events).
+ */
+export type UserEventData = { id: string } & Record<string, unknown>;
+export type UserEventType = 'message.status' | 'sms.received';
+
+/** One event of a user: a message's new status, or an SMS a device received. */
+export interface UserEvent {
+  type: UserEventType;
+  data: UserEventData;
+}
+
+/** What travels on the channel: the events of one user. */
+export interface UserEventBatch {
+  user_id: string;
+  events: UserEvent[];
+}
+
+/** Publishes the events, one message per user (in one round trip). */
+export async function publishUserEvents(redis: Redis, prefix: string, events: { userId: string; event: UserEvent }[]): Promise<void> {
+  if (events.length === 0) return;
+  const byUser = new Map<string, UserEvent[]>();
+  for (const { userId, event } of events) byUser.set(userId, [...(byUser.get(userId) ?? []), event]);
+  const channel = userEventsChannel(prefix);
+  const pipeline = redis.pipeline();
+  for (const [userId, list] of byUser) pipeline.publish(channel, JSON.stringify({ user_id: userId, events: list } satisfies UserEventBatch));
+  await pipeline.exec();
+}
+
+/** A message of the channel, or null when it is not one (another version's, or garbage). */
+export function parseUserEventBatch(text: string): UserEventBatch | null {
+  try {
+    const value = JSON.parse(text) as Partial<UserEventBatch>;
+    return typeof value.user_id === 'string' && Array.isArray(value.events) ? (value as UserEventBatch) : null;
+  } catch {
+    return null;
+  }
+}
