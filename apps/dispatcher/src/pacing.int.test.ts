@@ -1,37 +1,26 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDevice } from '@smsgw/db';
-import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
-import type { Dispatcher } from './dispatcher.ts';
-import { startTestDispatcher } from './testing/test-dispatcher.ts';
+import { createTestUser, send, uniquePhone as phone } from '@smsgw/api/testing';
+import { useDispatcherTestApi } from './testing/test-dispatcher.ts';
 
 /**
  * Per-device pacing (issue 16, item 3) with two real dispatchers: a device is handed at most its
  * limit in any window, round-robin gives the excess to devices with room, and a named device's
  * excess waits, never fails.
  */
-let api: TestApi;
-const running: Dispatcher[] = [];
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((d) => d.close()));
-});
-afterAll(async () => {
-  await api?.close();
-});
+const harness = useDispatcherTestApi();
 
 async function twoDispatchers(): Promise<void> {
-  running.push(await startTestDispatcher(api), await startTestDispatcher(api));
+  await Promise.all([harness.start(), harness.start()]);
 }
 
 /** A user whose devices (each with `limits`) have just made a request, so they are available. */
 async function userWithDevices(limits: ({ perMinute?: number; perHour?: number } | null)[]) {
-  const { user, apiKey } = await createTestUser(api.db, { devices: 0 });
+  const { user, apiKey } = await createTestUser(harness.api.db, { devices: 0 });
   const ids: string[] = [];
   for (const [i, limit] of limits.entries()) {
-    const { device } = await createDevice(api.db, { userId: user.id, name: `paced-${i}` });
-    await api.db.device.update({
+    const { device } = await createDevice(harness.api.db, { userId: user.id, name: `paced-${i}` });
+    await harness.api.db.device.update({
       where: { id: device.id },
       data: { lastSeenAt: new Date(), rateLimitPerMinute: limit?.perMinute ?? null, rateLimitPerHour: limit?.perHour ?? null },
     });
@@ -43,7 +32,7 @@ async function userWithDevices(limits: ({ perMinute?: number; perHour?: number }
 async function sendEach(apiKey: string, count: number, deviceId?: string): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await send(api.app, apiKey, { recipients: [phone()], body: `paced ${i}`, ...(deviceId && { device_id: deviceId }) });
+    const res = await send(harness.api.app, apiKey, { recipients: [phone()], body: `paced ${i}`, ...(deviceId && { device_id: deviceId }) });
     expect(res.statusCode).toBe(200);
     ids.push(...(res.json().message_ids as string[]));
   }
@@ -51,7 +40,7 @@ async function sendEach(apiKey: string, count: number, deviceId?: string): Promi
 }
 
 async function states(ids: string[]) {
-  const rows = await api.db.message.findMany({ where: { id: { in: ids } }, select: { id: true, state: true, deviceId: true } });
+  const rows = await harness.api.db.message.findMany({ where: { id: { in: ids } }, select: { id: true, state: true, deviceId: true } });
   return { rows, by: (deviceId: string) => rows.filter((r) => r.deviceId === deviceId).length, pending: rows.filter((r) => r.state === 'pending').map((r) => r.id) };
 }
 
@@ -72,7 +61,7 @@ describe('pacing', () => {
     await twoDispatchers();
     const ids = await sendEach(apiKey, 12, deviceIds[0]);
     await vi.waitFor(async () => {
-      const jobStates = await Promise.all(ids.map((id) => api.queue.getJobState(id)));
+      const jobStates = await Promise.all(ids.map((id) => harness.api.queue.getJobState(id)));
       expect(jobStates.filter((s) => s === 'delayed')).toHaveLength(6);
     }, { timeout: 15_000 });
     const { by, pending, rows } = await states(ids);
@@ -81,7 +70,7 @@ describe('pacing', () => {
     expect(rows.some((r) => r.state === 'failed')).toBe(false);
     // They run again when a place frees: within the minute, not before most of it has passed.
     for (const id of pending) {
-      const job = await api.queue.getJob(id);
+      const job = await harness.api.queue.getJob(id);
       const runsAt = job!.timestamp + job!.delay;
       expect(runsAt - Date.now()).toBeGreaterThan(40_000);
       expect(runsAt - Date.now()).toBeLessThanOrEqual(60_000);
@@ -93,7 +82,7 @@ describe('pacing', () => {
     await twoDispatchers();
     const ids = await sendEach(apiKey, 5);
     await vi.waitFor(async () => {
-      const jobStates = await Promise.all(ids.map((id) => api.queue.getJobState(id)));
+      const jobStates = await Promise.all(ids.map((id) => harness.api.queue.getJobState(id)));
       expect(jobStates.filter((s) => s === 'delayed')).toHaveLength(2);
     }, { timeout: 15_000 });
     const { by, pending } = await states(ids);

@@ -78,9 +78,10 @@ export async function cancelMessages(
 }
 
 /**
- * Asks for the cancel of messages offered to an SMS Gate phone and not yet acknowledged: they are
- * offered no more, and the phone's `Cancelled` snapshot will cancel them. Returns those asked now
- * or before, with their devices, to send each phone its `MessageCancelled`.
+ * Asks for the cancel of messages an SMS Gate phone holds and has not reported sent (offered, or
+ * acknowledged): they are offered no more, and the phone's `Cancelled` snapshot will cancel them if
+ * it still held them back. Returns those asked now or before, with their devices, to send each
+ * phone its `MessageCancelled`.
  */
 export async function requestPhoneCancel(
   sql: Sql,
@@ -89,7 +90,7 @@ export async function requestPhoneCancel(
   if (options.ids.length === 0) return [];
   const { rows } = await sql.query<{ id: string; device_id: string }>(
     `UPDATE messages SET cancel_requested_at = coalesce(cancel_requested_at, $3)
-     WHERE id = ANY($1::uuid[]) AND user_id = $2 AND state = 'assigned' AND offered_at IS NOT NULL
+     WHERE id = ANY($1::uuid[]) AND user_id = $2 AND ((state = 'assigned' AND offered_at IS NOT NULL) OR state = 'sending')
      RETURNING id, device_id`,
     [options.ids, options.userId, options.now],
   );

@@ -7,9 +7,10 @@ import { enqueueWebhookDeliveries, publishCancels, publishUserEvents } from '@sm
 
 /**
  * Cancelling messages (decisions.md, "Cancel"). A message in no device's hands is cancelled at
- * once; one offered to an SMS Gate phone that can cancel (v1.67+) and not yet acknowledged is
- * cancelled on the phone, whose `Cancelled` snapshot then cancels it here; any other is refused
- * with the reason. A message cancelled before counts as cancelled (a repeated request gets the same answer).
+ * once; one an SMS Gate phone that can cancel (v1.67+) holds and has not reported sent (offered,
+ * or acknowledged: the app acknowledges with `Pending` what it holds back) is cancelled on the
+ * phone, which cancels it if it has not handed it to Android yet, and whose `Cancelled` snapshot
+ * then cancels it here; any other is refused with the reason. A message cancelled before counts as cancelled (a repeated request gets the same answer).
  */
 export interface CancelOutcome {
   cancelled: string[];
@@ -52,17 +53,19 @@ export async function confirmPhoneCancels(app: FastifyInstance, device: Authenti
 }
 
 function phoneCanCancel(t: CancelTarget): boolean {
-  return t.state === 'assigned' && t.offered && t.protocol === 'sms_gate' && appVersionAtLeast(t.appVersion, REMOTE_CANCEL_VERSION);
+  const held = (t.state === 'assigned' && t.offered) || t.state === 'sending';
+  return held && t.protocol === 'sms_gate' && appVersionAtLeast(t.appVersion, REMOTE_CANCEL_VERSION);
 }
 
 function refusal(t: CancelTarget): string {
   if (isFinal(t.state)) return `The message is already ${t.state}.`;
-  if (t.state !== 'assigned') return `Its device is already sending the message (state ${t.state}); it cannot be taken back.`;
-  // Its phone could cancel it, but acknowledged it while the cancel was on its way.
-  if (phoneCanCancel(t)) return 'Its phone has just acknowledged the message; it cannot be taken back.';
+  if (t.state === 'sent') return 'Its device has sent the message already; it cannot be taken back.';
+  // Its phone could cancel it, but reported it sent while the cancel was on its way.
+  if (phoneCanCancel(t)) return 'Its phone has just sent the message; it cannot be taken back.';
   if (t.protocol === 'sms_gate') {
     return `The SMS Gate app of its phone (version ${t.appVersion ?? 'unknown'}) cannot cancel a message it holds; version ${REMOTE_CANCEL_VERSION} or later can.`;
   }
+  if (t.state === 'sending') return 'Its device is already sending the message; it cannot be taken back.';
   return 'Its device has taken the message already and cannot give it back.';
 }
 

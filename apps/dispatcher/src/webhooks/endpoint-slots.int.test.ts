@@ -106,4 +106,21 @@ describe('EndpointSlots', () => {
     expect(await redis.sismember(`${prefix}:webhook-parked-endpoints`, orphaned)).toBe(0);
     expect(await redis.sismember(`${prefix}:webhook-parked-endpoints`, served)).toBe(1);
   });
+
+  it('wakes the last parked delivery a holder took before it died: the endpoint stays watched while a slot has one in hand', async () => {
+    const slots = new EndpointSlots(redis, prefix, 1, 200);
+    const endpoint = randomUUID();
+    expect(await slots.acquire(endpoint, 'holder', 'd1')).toBe(true);
+    expect(await slots.acquire(endpoint, 't2', 'd2')).toBe(false);
+    // The holder delivers d1, takes d2 (the last one parked) and is killed before d2 goes out.
+    expect(await slots.next(endpoint, 'holder')).toBe('d2');
+    expect(await redis.sismember(`${prefix}:webhook-parked-endpoints`, endpoint)).toBe(1);
+    expect((await slots.wakeOrphans()).filter((w) => w.webhookId === endpoint)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the lease is what is tested
+    expect((await slots.wakeOrphans()).filter((w) => w.webhookId === endpoint)).toEqual([{ id: 'd2', webhookId: endpoint }]);
+    // Its job serves it, and the endpoint is forgotten once nothing is parked or in hand.
+    expect(await slots.acquire(endpoint, 't3', 'd2')).toBe(true);
+    expect(await slots.next(endpoint, 't3')).toBeUndefined();
+    expect(await redis.sismember(`${prefix}:webhook-parked-endpoints`, endpoint)).toBe(0);
+  });
 });

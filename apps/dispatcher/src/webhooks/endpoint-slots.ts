@@ -14,6 +14,11 @@ import type { Redis } from 'ioredis';
  * KEYS: 1 slots, 2 parked, 3 endpoints with parked deliveries, 4 deliveries in hand.
  */
 const LAPSE = `
+-- An endpoint stays listed (KEYS[3]) while a delivery is parked or in a slot's hands: a holder that
+-- dies with a parked delivery it took must leave it to the sweep, whoever else comes or not.
+local function forget_if_idle(endpoint)
+  if redis.call('ZCARD', KEYS[2]) == 0 and redis.call('HLEN', KEYS[4]) == 0 then redis.call('SREM', KEYS[3], endpoint) end
+end
 local function lapse(now, lease, endpoint)
   local before = now - lease
   local lapsed = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', before)
@@ -47,9 +52,8 @@ return 0`;
 
 // ARGV: now, leaseMs, token, giveUp (1/0), endpoint. Takes the oldest parked delivery and renews
 // the slot, or, with none parked (or giving up), gives the slot back; returns the delivery taken.
-const NEXT = `
+const NEXT = `${LAPSE}
 local next = redis.call('ZPOPMIN', KEYS[2])
-if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SREM', KEYS[3], ARGV[5]) end
 if ARGV[4] == '1' or next[1] == nil then
   redis.call('ZREM', KEYS[1], ARGV[3])
   redis.call('HDEL', KEYS[4], ARGV[3])
@@ -57,20 +61,21 @@ else
   redis.call('ZADD', KEYS[1], ARGV[1], ARGV[3])
   redis.call('HSET', KEYS[4], ARGV[3], next[1])
 end
+forget_if_idle(ARGV[5])
 return next[1]`;
 
 // ARGV: now, leaseMs, endpoint. For an endpoint with parked deliveries and no live slot (its
 // holders died): takes the oldest parked delivery, for a job that will take a slot and serve the
-// rest. Forgets an endpoint with nothing parked.
+// rest. Forgets an endpoint with nothing parked and nothing in hand.
 const WAKE = `${LAPSE}
 lapse(tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 if redis.call('ZCARD', KEYS[2]) == 0 then
-  redis.call('SREM', KEYS[3], ARGV[3])
+  forget_if_idle(ARGV[3])
   return false
 end
 if redis.call('ZCARD', KEYS[1]) > 0 then return false end
 local next = redis.call('ZPOPMIN', KEYS[2])
-if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SREM', KEYS[3], ARGV[3]) end
+forget_if_idle(ARGV[3])
 return next[1]`;
 
 // The keys of an endpoint that sees no deliveries for this long go (a lapsed slot must stay

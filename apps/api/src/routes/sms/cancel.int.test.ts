@@ -139,6 +139,22 @@ describe('cancel of a message an SMS Gate phone holds', () => {
     expect(await used(user.userId)).toBe(0);
   });
 
+  it('asks a v1.68 phone for a message it acknowledged (the app acknowledges what it holds back); a phone that sent it goes on as before', async () => {
+    const { user, id } = await heldByPhone('1.68.0');
+    // Its `Pending` snapshot, as the dispatcher applies it.
+    await api.db.message.update({ where: { id }, data: { state: 'sending', sendingAt: new Date() } });
+
+    const res = await cancel(user.apiKey, id);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ id, state: 'sending' });
+    expect((await row(id)).cancelRequestedAt).not.toBeNull();
+    // The phone had already handed it to Android: it does not cancel, and reports it sent.
+    await api.db.message.update({ where: { id }, data: { state: 'sent', sentAt: new Date() } });
+    expect(await used(user.userId)).toBe(1);
+    const again = await cancel(user.apiKey, id);
+    expect({ status: again.statusCode, message: again.json().message }).toEqual({ status: 409, message: 'The message cannot be cancelled: Its device has sent the message already; it cannot be taken back.' });
+  });
+
   it('tells the phone MessageCancelled on its stream, live and again when the stream opens; an older app is never told', async () => {
     await api.app.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/mobile/v1/events`;
