@@ -136,6 +136,17 @@ describe('the console, signed in with an API key', () => {
     const command = (await page.getByTestId('modem-command').textContent())!;
     expect(command).toMatch(new RegExp(`^\\./pnpmw modem --port \\S+ --server ${h.cluster.baseUrl} --token smsgw_dt_\\S+$`));
     await page.locator('[data-device-name="Modem 1"]').waitFor();
+    // Its rate limits: a refused value is shown at its field and changes nothing; then 6 a minute.
+    await page.getByRole('button', { name: 'Limits of Modem 1' }).click();
+    const form = page.getByRole('form', { name: 'Rate limits of Modem 1' });
+    await form.getByLabel('Per minute').fill('100001');
+    await form.getByRole('button', { name: 'Save limits' }).click();
+    await form.locator('[data-field="rate_limit_per_minute"]').waitFor();
+    expect(await page.locator('[data-limits="Modem 1"]').textContent()).toBe('none');
+    await form.getByLabel('Per minute').fill('6');
+    await form.getByLabel('Per day').fill('500');
+    await form.getByRole('button', { name: 'Save limits' }).click();
+    await expect.poll(() => page.locator('[data-limits="Modem 1"]').textContent()).toBe('6/min, 500/day');
     await page.getByRole('button', { name: 'Disable Modem 1' }).click();
     await page.getByRole('button', { name: 'Enable Modem 1' }).waitFor();
     await page.getByRole('button', { name: 'Delete Modem 1' }).click();

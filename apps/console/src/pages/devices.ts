@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api/client.ts';
 import { Button, Notice, Page, Status, Table, h, message, useAction, useLoad, when } from '../ui.ts';
 import { AddModem, AddPhone } from './add-device.ts';
+import { DeviceLimits, limitsText } from './device-limits.ts';
 
 // While a pairing is shown, the list is read again this often, so the phone appears when it enrols.
 const WATCH_MS = 2000;
@@ -23,6 +24,7 @@ export function Devices() {
   }, [adding]);
   const action = useAction();
   const [confirming, setConfirming] = useState<string | null>(null);
+  const [limiting, setLimiting] = useState<string | null>(null);
   const change = (run: () => Promise<unknown>) => action.run(run).then((done) => done && list.reload());
 
   return h(Page, {
@@ -33,11 +35,15 @@ export function Devices() {
   },
   adding === 'phone' && h(AddPhone, null),
   adding === 'modem' && h(AddModem, { onCreated: list.reload }),
+  (() => {
+    const device = list.data?.devices.find((d) => d.id === limiting);
+    return device && h(DeviceLimits, { device, onSaved: () => (setLimiting(null), list.reload()), onClose: () => setLimiting(null) });
+  })(),
   list.error && h(Notice, { kind: 'error' }, list.error),
   action.problem && h(Notice, { kind: 'error' }, message(action.problem)),
   list.data && h(Table, {
     caption: 'Devices',
-    head: ['Name', 'Kind', 'State', 'Last seen', 'App version', 'Messages (24 h)', ''],
+    head: ['Name', 'Kind', 'State', 'Last seen', 'App version', 'Messages (24 h)', 'Rate limits', ''],
     empty: 'No devices yet: add a phone or a modem.',
     rows: list.data.devices.map((d) => [
       h('span', { 'data-device-name': d.name }, d.name),
@@ -47,7 +53,9 @@ export function Devices() {
       when(d.last_seen_at),
       d.app_version ?? '–',
       String(list.data!.today.get(d.id) ?? 0),
+      h('span', { 'data-limits': d.name }, limitsText(d)),
       h('span', { class: 'row-actions' },
+        h(Button, { 'aria-expanded': limiting === d.id, onClick: () => setLimiting(limiting === d.id ? null : d.id) }, `Limits of ${d.name}`),
         h(Button, { onClick: () => change(async () => ok(await api.PATCH('/api/v1/devices/{id}', { params: { path: { id: d.id } }, body: { enabled: !d.enabled } }))) },
           d.enabled ? `Disable ${d.name}` : `Enable ${d.name}`),
         confirming === d.id
