@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'bullmq';
 import { newId, segmentInfo } from '@smsgw/core';
-import { applyReports, assignMessages, offerMessages, createDb, createDevice, createSql, createUser, insertMessages } from '@smsgw/db';
+import { applyReports, assignMessages, offerMessages, createDb, createDevice, createSql, createUser, storeSend } from '@smsgw/db';
 import { recreateDatabase } from '@smsgw/db/testing';
 import { JOBS, createWorkerConnection, deletePrefix, enqueueDispatch, createDispatchQueue, createProducerConnection } from '@smsgw/queue';
 import { serviceCpu } from './cpu.ts';
@@ -50,13 +50,11 @@ const postgres = await measure('Postgres: insert, assign, claim, sent, delivered
     const batchIds = Array.from({ length: PER_SEND }, () => newId());
     ids.push(...batchIds);
     const recipients = batchIds.map((_, i) => `+1555${String(s * PER_SEND + i).padStart(7, '0')}`);
-    await db.$transaction((tx) =>
-      insertMessages(tx, {
-        ids: batchIds, recipients, userId: user.id, requestedDeviceId: null, createdAt: new Date(),
-        batch: { id: newId(), recipientsCount: PER_SEND },
-        texts: { kind: 'same', body: text, segments: info.segments, encoding: info.encoding },
-      }),
-    );
+    await storeSend(sql, {
+      ids: batchIds, recipients, userId: user.id, requestedDeviceId: null, createdAt: new Date(),
+      batch: { id: newId(), recipientsCount: PER_SEND },
+      texts: { kind: 'same', body: text, segments: info.segments, encoding: info.encoding },
+    }, null);
   }
   let slot = 0;
   for (const chunk of chunks(ids, BATCH)) {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { newId, segmentInfo } from '@smsgw/core';
-import { insertMessages } from '@smsgw/db';
+import { storeSend } from '@smsgw/db';
 import { enqueueDispatch } from '@smsgw/queue';
 import { startBenchApi } from './bench-api.ts';
 
@@ -20,7 +20,7 @@ const TARGET_RATIO = 1.5;
 
 const bench = await startBenchApi('smsgw_bench');
 const { app, address, user, apiKey: key } = bench;
-const { db, dispatchQueue: queue } = app;
+const { dispatchQueue: queue } = app;
 
 let counter = 0;
 function numbers(n: number): string[] {
@@ -49,10 +49,10 @@ async function floor(n: number): Promise<{ total: number; insert: number; enqueu
   const ids = recipients.map(() => newId());
   const { segments, encoding } = segmentInfo(body);
   const started = performance.now();
-  await insertMessages(db, {
+  await storeSend(app.sql, {
     ids, recipients, texts: { kind: 'same', body, segments, encoding }, userId: user.id,
     batch: null, requestedDeviceId: null, createdAt: new Date(),
-  });
+  }, null);
   const inserted = performance.now();
   await enqueueDispatch(queue, ids);
   const done = performance.now();

@@ -19,7 +19,7 @@ describe('smsgw user create', () => {
     expect(out).toEqual({ user_id: expect.any(String), api_key: expect.stringMatching(/^smsgw_sk_/) });
     const row = await cli.db.user.findUniqueOrThrow({ where: { id: out.user_id as string } });
     expect({ name: row.name, monthlyQuota: row.monthlyQuota, disabledAt: row.disabledAt }).toEqual({ name, monthlyQuota: 50, disabledAt: null });
-    expect((await authenticateApiKey(cli.db, out.api_key as string))?.user.id).toBe(out.user_id);
+    expect((await authenticateApiKey(cli.sql, out.api_key as string))?.user.id).toBe(out.user_id);
   });
 
   it('leaves the quota to the default of the environment without --quota', async () => {
@@ -103,15 +103,15 @@ describe('smsgw user disable, enable', () => {
 
     const disabled = ok(await cli.smsgw('user', 'disable', '--user', user.name));
     expect(disabled).toMatchObject({ id: user.id, disabled: true, disabled_at: expect.stringMatching(/Z$/) });
-    expect(await authenticateApiKey(cli.db, key)).toBeNull();
-    expect(await findUserOfLiveKey(cli.db, { userId: user.id, keyId: record.id })).toBeNull();
+    expect(await authenticateApiKey(cli.sql, key)).toBeNull();
+    expect(await findUserOfLiveKey(cli.sql, { userId: user.id, keyId: record.id })).toBeNull();
 
     // Disabling again keeps the first time.
     expect(ok(await cli.smsgw('user', 'disable', '--user', user.id))).toEqual(disabled);
 
     expect(ok(await cli.smsgw('user', 'enable', '--user', user.id))).toMatchObject({ id: user.id, disabled: false, disabled_at: null });
-    expect((await authenticateApiKey(cli.db, key))?.user.id).toBe(user.id);
-    expect((await findUserOfLiveKey(cli.db, { userId: user.id, keyId: record.id }))?.id).toBe(user.id);
+    expect((await authenticateApiKey(cli.sql, key))?.user.id).toBe(user.id);
+    expect((await findUserOfLiveKey(cli.sql, { userId: user.id, keyId: record.id }))?.id).toBe(user.id);
   });
 
   it('exits 3 for an unknown user and 2 without --user', async () => {

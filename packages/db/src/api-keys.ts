@@ -1,6 +1,7 @@
 import { newId } from '@smsgw/core';
 import type { Db } from './client.ts';
-import { userColumns, type UserRow } from './users.ts';
+import type { Sql } from './sql.ts';
+import type { UserRow } from './users.ts';
 import { API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret, sameHash } from './secrets.ts';
 
 export interface ApiKeyRow {
@@ -47,31 +48,39 @@ export interface AuthenticatedKey {
   user: UserRow;
 }
 
+// Authentication runs on every request: plain SQL on the pg pool, one statement each, not Prisma
+// (decisions.md, "Where do the hot paths talk to Postgres?").
+
 /** Finds the live key with this secret, and its user (none for a revoked key or a disabled user). */
-export async function authenticateApiKey(db: Db, secret: string): Promise<AuthenticatedKey | null> {
+export async function authenticateApiKey(sql: Sql, secret: string): Promise<AuthenticatedKey | null> {
   if (!secret.startsWith(API_KEY_PREFIX)) return null;
   const hash = hashSecret(secret);
-  const key = await db.apiKey.findUnique({
-    where: { hash },
-    select: { id: true, hash: true, lastUsedAt: true, revokedAt: true, user: { select: { ...userColumns, disabledAt: true } } },
-  });
+  const { rows } = await sql.query<{ id: string; hash: Buffer; last_used_at: Date | null; user_id: string; name: string; monthly_quota: number | null }>(
+    `SELECT k.id, k.hash, k.last_used_at, u.id AS user_id, u.name, u.monthly_quota
+       FROM api_keys k JOIN users u ON u.id = k.user_id
+      WHERE k.hash = $1 AND k.revoked_at IS NULL AND u.disabled_at IS NULL`,
+    [hash],
+  );
+  const key = rows[0];
   // The lookup is by hash; the constant-time comparison guards against an index that matched loosely.
-  if (!key || key.revokedAt || key.user.disabledAt || !sameHash(key.hash, hash)) return null;
-  const { disabledAt: _disabled, ...user } = key.user;
-  return { keyId: key.id, lastUsedAt: key.lastUsedAt, user };
+  if (!key || !sameHash(key.hash, hash)) return null;
+  return { keyId: key.id, lastUsedAt: key.last_used_at, user: { id: key.user_id, name: key.name, monthlyQuota: key.monthly_quota } };
 }
 
 /**
  * The user of a JWT, if the API key it was issued to is theirs and not revoked and the user is not
  * disabled: one statement on both primary keys (a revoked key ends the JWTs issued to it).
  */
-export async function findUserOfLiveKey(db: Db, options: { userId: string; keyId: string }): Promise<UserRow | null> {
-  return db.user.findFirst({
-    where: { id: options.userId, disabledAt: null, apiKeys: { some: { id: options.keyId, revokedAt: null } } },
-    select: userColumns,
-  });
+export async function findUserOfLiveKey(sql: Sql, options: { userId: string; keyId: string }): Promise<UserRow | null> {
+  const { rows } = await sql.query<UserRow>(
+    `SELECT u.id, u.name, u.monthly_quota AS "monthlyQuota"
+       FROM users u JOIN api_keys k ON k.user_id = u.id
+      WHERE u.id = $1 AND k.id = $2 AND k.revoked_at IS NULL AND u.disabled_at IS NULL`,
+    [options.userId, options.keyId],
+  );
+  return rows[0] ?? null;
 }
 
-export async function touchApiKey(db: Db, keyId: string, at: Date): Promise<void> {
-  await db.apiKey.updateMany({ where: { id: keyId }, data: { lastUsedAt: at } });
+export async function touchApiKey(sql: Sql, keyId: string, at: Date): Promise<void> {
+  await sql.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [keyId, at]);
 }

@@ -1,5 +1,5 @@
 import type { Db } from './client.ts';
-import type { Tx } from './transaction.ts';
+import type { Queryable } from './store-send.ts';
 import { sameHash } from './secrets.ts';
 
 /**
@@ -37,15 +37,17 @@ export async function lookupIdempotencyKey(db: Db, o: KeyOptions): Promise<Idemp
  * concurrent duplicate waits here rather than after doing its work. False when another request
  * with the key committed first: the caller rolls its transaction back.
  */
-export async function recordIdempotencyKey(tx: Tx, o: KeyOptions & { code: number; body: object }): Promise<boolean> {
+export async function recordIdempotencyKey(q: Queryable, o: KeyOptions & { code: number; body: object }): Promise<boolean> {
   const expiredBefore = new Date(o.now.getTime() - o.retentionMs);
-  const stored = await tx.$queryRaw<{ key: string }[]>`
-    INSERT INTO idempotency_keys (user_id, key, request_hash, created_at, completed_at, response_code, response_body)
-    VALUES (${o.userId}::uuid, ${o.key}, ${o.requestHash}, ${o.now}, ${o.now}, ${o.code}, ${JSON.stringify(o.body)}::jsonb)
-    ON CONFLICT (user_id, key) DO UPDATE
-      SET request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, completed_at = EXCLUDED.completed_at,
-          response_code = EXCLUDED.response_code, response_body = EXCLUDED.response_body
-      WHERE idempotency_keys.created_at < ${expiredBefore} OR idempotency_keys.completed_at IS NULL
-    RETURNING key`;
-  return stored.length === 1;
+  const { rowCount } = await q.query(
+    `INSERT INTO idempotency_keys (user_id, key, request_hash, created_at, completed_at, response_code, response_body)
+     VALUES ($1::uuid, $2, $3, $4, $4, $5, $6::jsonb)
+     ON CONFLICT (user_id, key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, completed_at = EXCLUDED.completed_at,
+           response_code = EXCLUDED.response_code, response_body = EXCLUDED.response_body
+       WHERE idempotency_keys.created_at < $7 OR idempotency_keys.completed_at IS NULL
+     RETURNING key`,
+    [o.userId, o.key, Buffer.from(o.requestHash), o.now, o.code, JSON.stringify(o.body), expiredBefore],
+  );
+  return rowCount === 1;
 }

@@ -31,3 +31,4 @@ export * from './message-stats.ts';
 export * from './paging.ts';
 export * from './pacing.ts';
 export * from './cancel.ts';
+export * from './store-send.ts';

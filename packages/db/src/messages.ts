@@ -1,7 +1,6 @@
 import type { Encoding, MessageState } from '@smsgw/core';
 import { Prisma } from './generated/prisma/client.ts';
 import type { Db } from './client.ts';
-import type { Tx } from './transaction.ts';
 import { pageOf, type Page, type PageRequest } from './paging.ts';
 
 export interface MessageRow {
@@ -54,34 +53,6 @@ export interface NewMessages {
   sendAt?: Date | null;
   validUntil?: Date | null;
   simNumber?: number | null;
-}
-
-/**
- * Stores every message of a send (and its batch) in two statements whatever the number of
- * recipients: the rows go in through one `unnest` insert.
- */
-export async function insertMessages(tx: Tx, m: NewMessages): Promise<void> {
-  if (m.batch) {
-    await tx.$executeRaw`
-      INSERT INTO batches (id, user_id, recipients_count, created_at)
-      VALUES (${m.batch.id}::uuid, ${m.userId}::uuid, ${m.batch.recipientsCount}, ${m.createdAt})`;
-  }
-  const common = Prisma.sql`${m.userId}::uuid, ${m.batch?.id ?? null}::uuid, ${m.requestedDeviceId}::uuid, ${m.createdAt}, ${m.createdAt},
-    ${m.sendAt ?? null}::timestamptz, ${m.validUntil ?? null}::timestamptz, ${m.simNumber ?? null}::smallint`;
-  if (m.texts.kind === 'same') {
-    await tx.$executeRaw`
-      INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                            send_at, valid_until, sim_number)
-      SELECT t.id, t.to_number, ${m.texts.body}, ${m.texts.segments}::int, ${m.texts.encoding}::message_encoding, ${common}
-      FROM unnest(${m.ids}::uuid[], ${m.recipients}::text[]) AS t(id, to_number)`;
-  } else {
-    await tx.$executeRaw`
-      INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                            send_at, valid_until, sim_number)
-      SELECT t.id, t.to_number, t.body, t.segments, t.encoding::message_encoding, ${common}
-      FROM unnest(${m.ids}::uuid[], ${m.recipients}::text[], ${m.texts.bodies}::text[], ${m.texts.segments}::int[],
-                  ${m.texts.encodings}::text[]) AS t(id, to_number, body, segments, encoding)`;
-  }
 }
 
 export async function findMessage(db: Db, options: { userId: string; id: string }): Promise<MessageRow | null> {

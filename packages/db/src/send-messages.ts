@@ -4,13 +4,12 @@ import {
 import type { ApiConfig } from '@smsgw/config';
 import type { Db } from './client.ts';
 import type { Sql } from './sql.ts';
-import type { Tx } from './transaction.ts';
 import type { UserRow } from './users.ts';
 import { hasAvailableDevice } from './availability.ts';
 import { findDevice } from './devices.ts';
 import { foreignGroupIds, groupMemberPhones } from './groups.ts';
-import { insertMessages, type MessageTexts } from './messages.ts';
-import { chargeQuota } from './quota.ts';
+import type { MessageTexts } from './messages.ts';
+import { inTransaction, storeSend, type Queryable } from './store-send.ts';
 
 /** The `message.status` live event of a message just stored (the shape of @smsgw/queue's `UserEvent`). */
 export interface QueuedEvent {
@@ -46,7 +45,7 @@ export interface SendDeps {
 
 /** Stores the request's Idempotency-Key with the response, in the transaction of the messages. */
 export interface SendRecorder {
-  record(tx: Tx, body: object): Promise<void>;
+  record(client: Queryable, body: object): Promise<void>;
 }
 
 export interface SendInput {
@@ -122,24 +121,31 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
     ...(batch && { batch_id: batch.id }),
   };
 
-  await db.$transaction(async (tx) => {
-    await input.idempotency?.record(tx, response);
-    const limit = user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT;
-    const charged = await chargeQuota(tx, { userId: user.id, period: quotaPeriod(now).start, count: ids.length, limit });
-    if (!charged) throw new AppError('quota_exceeded');
-    await insertMessages(tx, {
-      ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing,
-      simNumber: simNumber ?? null,
-    });
-  });
+  const messages = {
+    ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing, simNumber: simNumber ?? null,
+  };
+  const charge = { period: quotaPeriod(now).start, limit: user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT };
+  // One statement stores it all (atomic by itself); with an Idempotency-Key, the key goes first in
+  // a transaction of the two, so that a concurrent duplicate waits at the key.
+  const { idempotency } = input;
+  const charged = idempotency
+    ? await inTransaction(deps.sql, async (client) => {
+        await idempotency.record(client, response);
+        const stored = await storeSend(client, messages, charge);
+        if (!stored) throw new AppError('quota_exceeded');
+        return stored;
+      })
+    : await storeSend(deps.sql, messages, charge);
+  if (!charged) throw new AppError('quota_exceeded');
 
-  try {
-    await deps.enqueueDispatch(ids, timing.sendAt);
-  } catch (error) {
-    // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
-    deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: ids.length });
-  }
-  await publishQueued(deps, user.id, ids, batch?.id ?? null, input.deviceId ?? null, now);
+  // The jobs and the live events go out together (a stalled Redis costs one command timeout, not two).
+  await Promise.all([
+    deps.enqueueDispatch(ids, timing.sendAt).catch((error: unknown) => {
+      // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
+      deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: ids.length });
+    }),
+    publishQueued(deps, user.id, ids, batch?.id ?? null, input.deviceId ?? null, now),
+  ]);
   return response;
 }
 

@@ -13,3 +13,4 @@ export { databaseProblem } from './migrator.ts';
 export * from './status-events.ts';
 export * from './cancel.ts';
 export * from './pacing.ts';
+export * from './store-send.ts';

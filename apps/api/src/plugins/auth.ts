@@ -69,11 +69,11 @@ export const auth = fp(
     });
 
     async function fromApiKey(secret: string): Promise<AuthContext | null> {
-      const found = await authenticateApiKey(app.db, secret);
+      const found = await authenticateApiKey(app.sql, secret);
       if (!found) return null;
       const now = new Date();
       if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
-        await touchApiKey(app.db, found.keyId, now);
+        await touchApiKey(app.sql, found.keyId, now);
       }
       return { user: found.user, method: 'api_key', apiKeyId: found.keyId };
     }
@@ -87,7 +87,7 @@ export const auth = fp(
       }
       const { sub, key_id: keyId } = payload;
       if (typeof sub !== 'string' || !isUuid(sub) || typeof keyId !== 'string' || !isUuid(keyId)) return null;
-      const user = await findUserOfLiveKey(app.db, { userId: sub, keyId });
+      const user = await findUserOfLiveKey(app.sql, { userId: sub, keyId });
       return user && { user, method: 'jwt', apiKeyId: keyId };
     }
   },

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '@smsgw/core';
-import { IDEMPOTENCY_KEY_RETENTION_MS, lookupIdempotencyKey, recordIdempotencyKey, type Tx } from '@smsgw/db';
+import { IDEMPOTENCY_KEY_RETENTION_MS, lookupIdempotencyKey, recordIdempotencyKey, type Queryable } from '@smsgw/db';
 
 const MAX_KEY_LENGTH = 255;
 const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
 
 /** Stores the request's key with its response, in the transaction that stores its work. */
 export interface IdempotencyRecorder {
-  record(tx: Tx, body: object): Promise<void>;
+  record(client: Queryable, body: object): Promise<void>;
 }
 
 /** Thrown inside the transaction when another request with the key committed first: it rolls back. */
@@ -50,8 +50,8 @@ export async function withIdempotencyKey<T>(
   if (before) return before.body;
   try {
     return await handler({
-      async record(tx, body) {
-        if (!(await recordIdempotencyKey(tx, { ...options, now: new Date(), code: 200, body }))) throw new KeyTaken();
+      async record(client, body) {
+        if (!(await recordIdempotencyKey(client, { ...options, now: new Date(), code: 200, body }))) throw new KeyTaken();
       },
     });
   } catch (error) {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { startTestApi, type TestApi } from '@smsgw/api/testing';
-import { createDb, type Db } from '@smsgw/db';
+import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
 import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
 
 export const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
@@ -56,6 +56,8 @@ export const uniqueName = (what: string) => `${what}-${randomBytes(4).toString('
 
 export interface CliDatabase {
   db: Db;
+  /** The same database on a pg pool (what the API's hot paths use). */
+  sql: Sql;
   url: string;
   /** `smsgw <args>` against this database. */
   smsgw(...args: string[]): Promise<CliResult>;
@@ -67,14 +69,16 @@ export interface CliDatabase {
 export async function cliDatabase(): Promise<CliDatabase> {
   const database: TestDatabase = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
   const db = createDb({ url: database.url, poolSize: 2 });
+  const sql = createSql({ url: database.url, poolSize: 2 });
   const smsgwWith = (env: Record<string, string>, ...args: string[]) => runCli({ DATABASE_URL: database.url, ...env }, ...args);
   return {
     db,
+    sql,
     url: database.url,
     smsgw: (...args) => smsgwWith({}, ...args),
     smsgwWith,
     async close() {
-      await db.$disconnect();
+      await Promise.all([db.$disconnect(), sql.end()]);
       await database.drop();
     },
   };

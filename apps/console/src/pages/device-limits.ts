@@ -22,10 +22,11 @@ export function limitsText(device: Limits): string {
  */
 export function DeviceLimits(props: { device: { id: string; name: string } & Limits; onSaved: () => void; onClose: () => void }) {
   const { device } = props;
-  const [form, setForm] = useState(() => Object.fromEntries(WINDOWS.map((w) => [w.field, device[w.field]?.toString() ?? '']))) as [
-    Record<LimitField, string>,
-    (f: Record<LimitField, string>) => void,
-  ];
+  const [form, setForm] = useState<Record<LimitField, string>>(() => ({
+    rate_limit_per_minute: device.rate_limit_per_minute?.toString() ?? '',
+    rate_limit_per_hour: device.rate_limit_per_hour?.toString() ?? '',
+    rate_limit_per_day: device.rate_limit_per_day?.toString() ?? '',
+  }));
   const save = useAction();
   const problem = save.problem instanceof ApiProblem ? save.problem : null;
   const field = problem ? fieldOf(problem, {}, WINDOWS.map((w) => w.field)) : undefined;
