@@ -25,12 +25,3 @@ export async function availableDevices(sql: Sql, options: { userIds: string[]; w
   for (const row of rows) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.id]);
   return byUser;
 }
-
-/** Whether the user has an available device (the `no_devices` check of a send). */
-export async function hasAvailableDevice(sql: Sql, options: { userId: string; windows: AvailabilityWindows }): Promise<boolean> {
-  const { rows } = await sql.query<{ ok: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = $1 AND ${availableDeviceCondition('d', '$2', '$3')}) AS ok`,
-    [options.userId, options.windows.streamSince, options.windows.requestSince],
-  );
-  return rows[0]?.ok === true;
-}

@@ -1,15 +1,13 @@
 import {
-  AppError, type BurstLog, type SendTimingInput, availabilityWindows, isDeviceAvailable, isE164, isUuid, newId, quotaPeriod, sendTiming,
+  AppError, type BurstLog, type SendTimingInput, availabilityWindows, isE164, isUuid, newId, quotaPeriod, sendTiming,
 } from '@smsgw/core';
 import type { ApiConfig } from '@smsgw/config';
 import type { Db } from './client.ts';
 import type { Sql } from './sql.ts';
 import type { UserRow } from './users.ts';
-import { hasAvailableDevice } from './availability.ts';
-import { findDevice } from './devices.ts';
 import { foreignGroupIds, groupMemberPhones } from './groups.ts';
 import type { MessageTexts } from './messages.ts';
-import { inTransaction, storeSend, type Queryable } from './store-send.ts';
+import { inTransaction, storeSend, type Queryable, type StoredSend } from './store-send.ts';
 
 /** The `message.status` live event of a message just stored (the shape of @smsgw/queue's `UserEvent`). */
 export interface QueuedEvent {
@@ -109,8 +107,9 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   }
 
   const texts = await input.compose(recipients);
+  if (input.deviceId !== undefined && !isUuid(input.deviceId)) throw deviceNotFound(input.deviceId);
   // A scheduled send needs a device when it is due, not now: only a named device must exist.
-  await checkDevices(deps, user.id, input.deviceId, timing.sendAt === null);
+  const gate = { deviceId: input.deviceId ?? null, windows: timing.sendAt === null ? availabilityWindows(config, now) : null };
 
   const ids = recipients.map(() => newId());
   const batch = recipients.length > 1 ? { id: newId(), recipientsCount: recipients.length } : null;
@@ -128,15 +127,21 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   // One statement stores it all (atomic by itself); with an Idempotency-Key, the key goes first in
   // a transaction of the two, so that a concurrent duplicate waits at the key.
   const { idempotency } = input;
-  const charged = idempotency
-    ? await inTransaction(deps.sql, async (client) => {
-        await idempotency.record(client, response);
-        const stored = await storeSend(client, messages, charge);
-        if (!stored) throw new AppError('quota_exceeded');
-        return stored;
-      })
-    : await storeSend(deps.sql, messages, charge);
-  if (!charged) throw new AppError('quota_exceeded');
+  const accepted = (stored: StoredSend) => {
+    // In the order of decisions.md ("Sending"): the named device, availability, then quota.
+    if (stored.device === 'missing') throw deviceNotFound(input.deviceId!);
+    if (stored.device === 'unavailable') throw new AppError('no_devices');
+    if (!stored.charged) throw new AppError('quota_exceeded');
+  };
+  if (idempotency) {
+    // A refusal throws inside the transaction: the key is not kept either.
+    await inTransaction(deps.sql, async (client) => {
+      await idempotency.record(client, response);
+      accepted(await storeSend(client, messages, charge, gate));
+    });
+  } else {
+    accepted(await storeSend(deps.sql, messages, charge, gate));
+  }
 
   // The jobs and the live events go out together (a stalled Redis costs one command timeout, not two).
   await Promise.all([
@@ -170,13 +175,6 @@ async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise
   return groupMemberPhones(db, [...new Set(groupIds)]);
 }
 
-async function checkDevices(deps: SendDeps, userId: string, deviceId: string | undefined, needAvailable: boolean): Promise<void> {
-  const windows = availabilityWindows(deps.config, new Date());
-  if (deviceId !== undefined) {
-    const device = isUuid(deviceId) ? await findDevice(deps.db, { userId, id: deviceId }) : null;
-    if (!device || !device.enabled) throw new AppError('device_not_found', `Device ${deviceId} not found or not enabled.`);
-    if (needAvailable && !isDeviceAvailable(device, windows)) throw new AppError('no_devices');
-    return;
-  }
-  if (needAvailable && !(await hasAvailableDevice(deps.sql, { userId, windows }))) throw new AppError('no_devices');
+function deviceNotFound(deviceId: string): AppError {
+  return new AppError('device_not_found', `Device ${deviceId} not found or not enabled.`);
 }

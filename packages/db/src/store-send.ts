@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { AvailabilityWindows } from '@smsgw/core';
+import { availableDeviceCondition } from './availability.ts';
 import type { NewMessages } from './messages.ts';
 
 /** A pool or a client of one (inside a transaction): what a statement is run on. */
@@ -10,34 +12,61 @@ export interface QuotaCharge {
 }
 
 /**
- * Stores a send in one statement, so that it is atomic without a transaction and costs one round
- * trip whatever the number of recipients: the quota charge (a conditional upsert of the month's
- * row), the batch and every message (one `unnest` insert). Nothing is stored when the charge would
- * pass `limit`: returns false. Without `charge`, the rows are stored uncharged (the benchmark's floor).
+ * The devices a send needs (decisions.md, "Sending"): the named device, enabled; and, with
+ * `windows`, an available one (the named device, else any of the user's).
  */
-export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharge | null): Promise<boolean> {
+export interface DeviceGate {
+  deviceId: string | null;
+  windows: AvailabilityWindows | null;
+}
+
+/** What a send found: `missing` (the named device is not the user's or not enabled), `unavailable` (no device to send with now). */
+export interface StoredSend {
+  device: 'ok' | 'missing' | 'unavailable';
+  charged: boolean;
+}
+
+/**
+ * Stores a send in one statement, so that it is atomic without a transaction and costs one round
+ * trip whatever the number of recipients: the device check, the quota charge (a conditional upsert
+ * of the month's row), the batch and every message (one `unnest` insert). Nothing is stored unless
+ * the devices are there and the charge stays within `limit`. Without `charge` and `gate`, the rows
+ * are stored unconditionally (the benchmark's floor).
+ */
+export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharge | null, gate: DeviceGate | null = null): Promise<StoredSend> {
   const params: unknown[] = [
     m.userId, m.batch?.id ?? null, m.batch?.recipientsCount ?? null, m.requestedDeviceId, m.createdAt, m.sendAt ?? null, m.validUntil ?? null,
     m.simNumber ?? null, m.ids, m.recipients,
   ];
+  const p = (value: unknown) => `$${params.push(value)}`;
   const rows =
     m.texts.kind === 'same'
-      ? (params.push(m.texts.body, m.texts.segments, m.texts.encoding),
-        `SELECT t.id, t.to_number, $11::text, $12::int, $13::message_encoding FROM unnest($9::uuid[], $10::text[]) AS t(id, to_number)`)
-      : (params.push(m.texts.bodies, m.texts.segments, m.texts.encodings),
-        `SELECT t.id, t.to_number, t.body, t.segments, t.encoding::message_encoding
-           FROM unnest($9::uuid[], $10::text[], $11::text[], $12::int[], $13::text[]) AS t(id, to_number, body, segments, encoding)`);
-  let charged = 'SELECT 1';
+      ? `SELECT t.id, t.to_number, ${p(m.texts.body)}::text, ${p(m.texts.segments)}::int, ${p(m.texts.encoding)}::message_encoding
+           FROM unnest($9::uuid[], $10::text[]) AS t(id, to_number)`
+      : `SELECT t.id, t.to_number, t.body, t.segments, t.encoding::message_encoding
+           FROM unnest($9::uuid[], $10::text[], ${p(m.texts.bodies)}::text[], ${p(m.texts.segments)}::int[], ${p(m.texts.encodings)}::text[])
+             AS t(id, to_number, body, segments, encoding)`;
+  const available = (d: string) =>
+    gate?.windows ? availableDeviceCondition(d, `${p(gate.windows.streamSince)}::timestamptz`, `${p(gate.windows.requestSince)}::timestamptz`) : 'true';
+  let device = `'ok'`;
+  if (gate?.deviceId) {
+    device = `coalesce((SELECT CASE WHEN NOT d.enabled THEN 'missing' WHEN ${available('d')} THEN 'ok' ELSE 'unavailable' END
+                 FROM devices d WHERE d.id = ${p(gate.deviceId)}::uuid AND d.user_id = $1 AND d.deleted_at IS NULL), 'missing')`;
+  } else if (gate?.windows) {
+    device = `CASE WHEN EXISTS (SELECT 1 FROM devices d WHERE d.user_id = $1 AND ${available('d')}) THEN 'ok' ELSE 'unavailable' END`;
+  }
+  let charged = `SELECT 1 WHERE (SELECT device FROM gate) = 'ok'`;
   if (charge) {
-    params.push(charge.period, m.ids.length, charge.limit);
+    const [count, limit] = [p(m.ids.length), p(charge.limit)];
     charged = `INSERT INTO quota_usage (user_id, period, used)
-      SELECT $1::uuid, $14::date, $15::int WHERE $15::int <= $16::int
+      SELECT $1::uuid, ${p(charge.period)}::date, ${count}::int WHERE ${count}::int <= ${limit}::int AND (SELECT device FROM gate) = 'ok'
       ON CONFLICT (user_id, period) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
-        WHERE quota_usage.used + EXCLUDED.used <= $16::int
+        WHERE quota_usage.used + EXCLUDED.used <= ${limit}::int
       RETURNING 1`;
   }
-  const { rows: result } = await q.query<{ charged: boolean }>(
-    `WITH charged AS (${charged}),
+  const { rows: result } = await q.query<StoredSend>(
+    `WITH gate AS (SELECT ${device} AS device),
+     charged AS (${charged}),
      batch AS (
        INSERT INTO batches (id, user_id, recipients_count, created_at)
        SELECT $2::uuid, $1::uuid, $3::int, $5::timestamptz WHERE $2::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM charged)
@@ -48,10 +77,10 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint
          FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged)
      )
-     SELECT EXISTS (SELECT 1 FROM charged) AS charged`,
+     SELECT (SELECT device FROM gate) AS device, EXISTS (SELECT 1 FROM charged) AS charged`,
     params,
   );
-  return result[0]!.charged;
+  return result[0]!;
 }
 
 /**
