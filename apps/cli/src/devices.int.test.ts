@@ -150,11 +150,13 @@ describe('smsgw device list, disable, enable, delete', () => {
       {
         id: modem, name: 'modem', protocol: 'native', enabled: true, available: true, connection: 'requests',
         last_seen_at: seenAt.toISOString(), app_version: null, sim_cards: null, warnings: [], ...NO_LIMITS, created_at: expect.any(String), updated_at: expect.any(String),
+        health: { status: 'online', reasons: [], last_seen_at: seenAt.toISOString(), connection: 'poll', app_version: null, battery: null, signal: null },
       },
       {
         id: phone!.id, name: 'Pixel 8', protocol: 'sms_gate', enabled: true, available: false, connection: null,
         last_seen_at: null, app_version: '1.68.0', sim_cards: null, warnings: [expect.stringContaining('SSE only')], ...NO_LIMITS, created_at: expect.any(String),
         updated_at: expect.any(String),
+        health: { status: 'offline', reasons: ['not_connected'], last_seen_at: null, connection: null, app_version: '1.68.0', battery: null, signal: null },
       },
     ]);
     // `device show` prints the same record of one device.

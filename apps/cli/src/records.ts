@@ -1,5 +1,5 @@
 import type { CliConfig } from '@smsgw/config';
-import { availabilityWindows, toDeviceRecord } from '@smsgw/core';
+import { availabilityWindows, healthContext, toDeviceRecord } from '@smsgw/core';
 import type { ApiKeyRow, DeviceRow, UserDetailRow, WebhookDeliveryRow, WebhookRow } from '@smsgw/db';
 
 // The JSON of each resource, in the shape and field names of the API's records (docs/http-api.md),
@@ -30,7 +30,7 @@ export function apiKeyRecord(key: ApiKeyRow) {
 }
 
 export function deviceRecord(device: DeviceRow, config: CliConfig, now: Date) {
-  return toDeviceRecord(device, availabilityWindows(config, now));
+  return toDeviceRecord(device, availabilityWindows(config, now), healthContext(config, now));
 }
 
 export function webhookRecord(webhook: WebhookRow) {

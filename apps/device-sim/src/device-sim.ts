@@ -1,13 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { DeviceSimConfig } from '@smsgw/config';
-import { DeviceClient, type ClaimedMessage, type Report } from '@smsgw/client';
+import { DeviceClient, type ClaimedMessage, type HeartbeatHealth, type Report } from '@smsgw/client';
 import { SeenIds } from './seen-ids.ts';
 import { SentLog } from './sent-log.ts';
 
 // Reports go out in batches: at most this many, at least this often.
 const REPORT_BATCH = 500;
 const REPORT_EVERY_MS = 50;
+/** What every heartbeat tells of the simulated device: on mains, with good service. */
+const SIM_HEALTH: HeartbeatHealth = { battery_level: 100, charging: true, signal_dbm: -67, network: 'registered' };
 // A handled id is remembered this long: far beyond the sending lease, after which smsgw never offers it again.
 export const REMEMBER_IDS_MS = 6 * 3600_000;
 
@@ -112,7 +114,7 @@ export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Prom
   const reporter = setInterval(() => void flushReports(), REPORT_EVERY_MS);
   const poller = setInterval(() => {
     claimAll();
-    client.heartbeat().catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
+    client.heartbeat(SIM_HEALTH).catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
   }, config.SIM_POLL_SECONDS * 1000);
 
   const streaming = (async () => {

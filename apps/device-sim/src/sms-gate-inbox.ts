@@ -14,6 +14,8 @@ export interface InboxOptions {
   tzOffset: string;
   retryMs: number;
   signal: AbortSignal;
+  /** Sent in `system:ping` as the app sends its own version. */
+  appVersion: string;
 }
 
 /**
@@ -48,11 +50,34 @@ export class SmsGateInbox {
     await Promise.all(hooks.map((hook) => this.track(this.post({ id: nanoid(21), webhookId: hook.id, event: 'sms:received', deviceId, payload }, hook.url))));
   }
 
+  /**
+   * The app's `system:ping` (its ping service, every `ping.interval_seconds` of its settings) to every
+   * such webhook: its health checks, here those of a phone on a charger (AC) with 4G mobile data.
+   */
+  async ping(deviceId: string): Promise<void> {
+    const check = (observedValue: number, observedUnit: string, description: string) => ({ status: 'pass', observedValue, observedUnit, description });
+    const health = {
+      status: 'pass',
+      version: this.options.appVersion,
+      releaseId: 1,
+      checks: {
+        'messages:failed': check(0, 'messages', 'Failed messages for last hour'),
+        'connection:status': check(1, 'boolean', 'Internet connection status'),
+        'connection:transport': check(1, 'flags', 'Network transport type'),
+        'connection:cellular': check(4, 'index', 'Cellular network type'),
+        'battery:level': check(100, 'percent', 'Battery level in percent'),
+        'battery:charging': check(1, 'flags', 'Is the phone charging?'),
+      },
+    };
+    const hooks = this.webhooks.filter((hook) => hook.event === 'system:ping');
+    await Promise.all(hooks.map((hook) => this.track(this.post({ id: nanoid(21), webhookId: hook.id, event: 'system:ping', deviceId, payload: { health } }, hook.url))));
+  }
+
   async close(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private async post(body: SmsReceivedWebhook, url: string): Promise<void> {
+  private async post(body: SmsReceivedWebhook | PingWebhook, url: string): Promise<void> {
     try {
       await retry(() => this.options.client.postWebhook(url, this.signingKey, body), {
         retries: WEBHOOK_RETRIES,
@@ -60,7 +85,7 @@ export class SmsGateInbox {
         signal: this.options.signal,
         onError: (error, attempt) => this.options.log.warn({ err: error, attempt }, 'webhook refused, will retry'),
       });
-      this.received.push(body);
+      if (body.event === 'sms:received') this.received.push(body);
     } catch (error) {
       if (!this.options.signal.aborted) this.options.log.warn({ err: error }, 'webhook given up');
     }
@@ -70,6 +95,14 @@ export class SmsGateInbox {
     this.inFlight.add(task);
     return task.finally(() => this.inFlight.delete(task));
   }
+}
+
+interface PingWebhook {
+  id: string;
+  webhookId: string;
+  event: 'system:ping';
+  deviceId: string;
+  payload: { health: Record<string, unknown> };
 }
 
 const ALPHABET = 'useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict';

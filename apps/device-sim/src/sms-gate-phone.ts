@@ -51,7 +51,7 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
     client, log, sentLog, sendMs: config.SIM_SEND_MS, deliverMs: config.SIM_DELIVER_MS, failureRate: config.SIM_FAILURE_RATE,
     tzOffset: config.SIM_TZ_OFFSET, retryMs: config.SIM_RETRY_MS, cancels: atLeast(version, '1.67.0'),
   });
-  const inbox = new SmsGateInbox({ client, log, ownNumber, tzOffset: config.SIM_TZ_OFFSET, retryMs: config.SIM_WEBHOOK_RETRY_MS, signal });
+  const inbox = new SmsGateInbox({ client, log, ownNumber, tzOffset: config.SIM_TZ_OFFSET, retryMs: config.SIM_WEBHOOK_RETRY_MS, signal, appVersion: version });
   let registration: StoredRegistration | undefined = await loadRegistration(config.SIM_STATE_DIR, index);
   let settings: SmsGateSettings | undefined;
   let connects = 0;
@@ -96,7 +96,24 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
       settings = value;
       const key = value.webhooks?.signing_key;
       if (typeof key === 'string' && key !== '') inbox.signingKey = key;
+      schedulePing(value.ping?.interval_seconds);
     }, () => undefined);
+  }
+
+  // The app's ping service: every interval_seconds a pull and a `system:ping` webhook. The app starts it
+  // at its next start after the setting changed; the simulator at once.
+  let pinger: NodeJS.Timeout | undefined;
+  let pingSeconds: number | undefined;
+  function schedulePing(seconds: unknown): void {
+    const wanted = typeof seconds === 'number' && seconds > 0 ? seconds : undefined;
+    if (wanted === pingSeconds) return;
+    clearInterval(pinger);
+    pingSeconds = wanted;
+    pinger = wanted === undefined ? undefined : setInterval(() => {
+      if (!registration) return;
+      pull();
+      void inbox.ping(registration.id);
+    }, wanted * 1000);
   }
 
   function fetchWebhooks(): void {
@@ -190,6 +207,7 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
       stop.abort();
       clearInterval(poller);
       clearInterval(inbound);
+      clearInterval(pinger);
       await gateway;
       await outbox.close();
       await inbox.close();

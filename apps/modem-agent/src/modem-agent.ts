@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ModemAgentConfig } from '@smsgw/config';
-import { DeviceClient } from '@smsgw/client';
+import { DeviceClient, type HeartbeatHealth } from '@smsgw/client';
 import { Inbox } from './inbox.ts';
 import { Modem } from './modem.ts';
 import { Outbox } from './outbox.ts';
@@ -62,8 +62,26 @@ export function startModemAgent(config: ModemAgentConfig, log: Logger): ModemAge
   const poller = setInterval(() => {
     void outbox.kick();
     void inbox.retry();
-    if (modem.ready) modem.ping().catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'modem did not answer AT'));
+    void pollModem();
   }, config.MODEM_POLL_SECONDS * 1000);
+
+  /**
+   * A plain AT notices a silent modem; then its signal, registration and SIM go to smsgw in a
+   * heartbeat. A modem that is not ready (unplugged, being opened again, SIM refused) sends nothing:
+   * the agent says so, as no service, while its event stream keeps the device connected.
+   */
+  async function pollModem(): Promise<void> {
+    let health: HeartbeatHealth = { signal_dbm: null, network: 'none' };
+    if (modem.ready) {
+      try {
+        await modem.ping();
+        health = await modem.networkHealth();
+      } catch (error) {
+        log.warn({ reason: (error as Error).message }, 'modem did not answer');
+      }
+    }
+    await client.heartbeat(health).catch((error: unknown) => log.warn({ reason: (error as Error).message }, 'heartbeat failed'));
+  }
 
   const streaming = (async () => {
     let pause = 250;

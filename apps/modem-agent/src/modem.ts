@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { HeartbeatHealth } from '@smsgw/client';
+import { cregToNetwork, csqToDbm } from '@smsgw/core';
 import { AtChannel, AtError, AtTimeoutError } from './at-channel.ts';
 import { parseListing, parseRead, type StoredPdu, type Unsolicited } from './at-lines.ts';
 import type { SubmitPart } from './pdu-codec.ts';
@@ -73,6 +75,23 @@ export class Modem {
   /** A plain `AT`: a modem that does not answer is caught by the timeout and opened again. */
   async ping(): Promise<void> {
     await this.command('AT');
+  }
+
+  /**
+   * What the modem knows of its network, for the heartbeat: the signal (AT+CSQ), the registration
+   * (AT+CREG?) and, before both, the SIM: one that is not READY (absent, locked) is `no_sim`.
+   */
+  async networkHealth(): Promise<Pick<HeartbeatHealth, 'signal_dbm' | 'network'>> {
+    const value = (lines: string[], name: string) => lines.map((line) => new RegExp(`^\\+${name}:\\s*(.+)$`).exec(line)?.[1]?.trim()).find(Boolean);
+    // +CME ERROR: 10 is "SIM not inserted": the answer of a modem without a SIM.
+    const sim = await this.command('AT+CPIN?').then((lines) => value(lines, 'CPIN'), (error: unknown) => {
+      if (error instanceof AtError) return undefined;
+      throw error;
+    });
+    const rssi = Number(value(await this.command('AT+CSQ'), 'CSQ')?.split(',')[0]);
+    if (sim !== 'READY') return { signal_dbm: csqToDbm(rssi), network: 'no_sim' };
+    const stat = Number(value(await this.command('AT+CREG?'), 'CREG')?.split(',')[1]);
+    return { signal_dbm: csqToDbm(rssi), network: cregToNetwork(stat) };
   }
 
   command(command: string): Promise<string[]> {

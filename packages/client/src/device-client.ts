@@ -30,6 +30,14 @@ export interface InboundSms {
   sim_number?: number;
 }
 
+/** What a device tells of itself in a heartbeat (docs/devices.md, "Health"); null: it does not know. */
+export interface HeartbeatHealth {
+  battery_level?: number | null;
+  charging?: boolean | null;
+  signal_dbm?: number | null;
+  network?: 'registered' | 'roaming' | 'searching' | 'denied' | 'none' | 'no_sim' | null;
+}
+
 export interface ReportsResult {
   accepted: number;
   rejected: { id: string; error: string; message: string }[];
@@ -68,8 +76,9 @@ export class DeviceClient {
     return request(this.baseUrl, this.auth, '/api/v1/device/inbound', { method: 'POST', body: { messages } });
   }
 
-  heartbeat(): Promise<{ status: 'ok'; server_time: string }> {
-    return request(this.baseUrl, this.auth, '/api/v1/device/heartbeat', { method: 'POST' });
+  /** Marks the device seen, with what it knows of its battery and signal (each field optional). */
+  heartbeat(health?: HeartbeatHealth): Promise<{ status: 'ok'; server_time: string }> {
+    return request(this.baseUrl, this.auth, '/api/v1/device/heartbeat', { method: 'POST', ...(health && { body: health }) });
   }
 
   /**

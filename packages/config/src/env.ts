@@ -63,6 +63,12 @@ export const DeviceEnv = Type.Object({
   }),
   DEVICE_CLOCK_SKEW_SECONDS: Integer({ default: 300, minimum: 0, maximum: 3600, description: 'How long after validUntil smsgw waits for a phone\'s own report before failing the message (phone clocks drift).' }),
   MESSAGE_TTL_SECONDS: Integer({ default: 86400, description: 'A message not handed to a device within this time fails as expired; it is also the latest validUntil.' }),
+  DEVICE_OFFLINE_AFTER_SECONDS: Integer({
+    default: 120,
+    minimum: 10,
+    maximum: 86400,
+    description: 'A device that gave no sign of life (request, event stream, heartbeat, ping) for this long is announced offline (device.offline webhook); SMS Gate phones are told to ping every half of it.',
+  }),
 });
 
 export const ApiEnv = Type.Object({

@@ -5,6 +5,8 @@
 
 /** The first app version that cancels a message it holds when asked (`MessageCancelled`). */
 export const REMOTE_CANCEL_VERSION = '1.67';
+/** The first app version with the `system:ping` webhook (its ping module). */
+export const PING_WEBHOOK_VERSION = '1.16';
 
 /** Whether `version` (e.g. `1.68.0`, `1.67.1-insecure`) is `minimum` or later; false for an unknown or unreadable one. */
 export function appVersionAtLeast(version: string | null | undefined, minimum: string): boolean {

@@ -1,7 +1,8 @@
 import { deviceConnection, type AvailabilityWindows } from './device-availability.ts';
+import { deviceHealth, type HealthContext, type HealthReport } from './device-health.ts';
 
 /** What a device record is made of: the stored device (packages/db's DeviceRow has these fields). */
-export interface DeviceFields {
+export interface DeviceFields extends HealthReport {
   id: string;
   name: string;
   enabled: boolean;
@@ -14,12 +15,16 @@ export interface DeviceFields {
   rateLimitPerMinute: number | null;
   rateLimitPerHour: number | null;
   rateLimitPerDay: number | null;
+  failuresInARow: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
-/** The device as the API and the CLI show it (docs/http-api.md, "Devices"), connection judged by `windows`. */
-export function toDeviceRecord(device: DeviceFields, windows: AvailabilityWindows) {
+/**
+ * The device as the API, the CLI and the device webhook events show it (docs/http-api.md,
+ * "Devices"), connection and health judged by `windows`.
+ */
+export function toDeviceRecord(device: DeviceFields, windows: AvailabilityWindows, context: HealthContext = {}) {
   const { available, connection, warnings } = deviceConnection(device, windows);
   return {
     id: device.id,
@@ -32,6 +37,7 @@ export function toDeviceRecord(device: DeviceFields, windows: AvailabilityWindow
     app_version: device.appVersion,
     sim_cards: Array.isArray(device.simCards) ? (device.simCards as unknown[]) : null,
     warnings,
+    health: deviceHealth(device, windows, context),
     rate_limit_per_minute: device.rateLimitPerMinute,
     rate_limit_per_hour: device.rateLimitPerHour,
     rate_limit_per_day: device.rateLimitPerDay,
@@ -39,3 +45,5 @@ export function toDeviceRecord(device: DeviceFields, windows: AvailabilityWindow
     updated_at: device.updatedAt.toISOString(),
   };
 }
+
+export type DeviceRecord = ReturnType<typeof toDeviceRecord>;

@@ -21,5 +21,6 @@ export * from './list-cursor.ts';
 export * from './pacing.ts';
 export * from './send-timing.ts';
 export * from './app-version.ts';
+export * from './device-health.ts';
 export * from './device-record.ts';
 export * from './pairing-steps.ts';

@@ -1,5 +1,6 @@
 import { toMessageRecord, type MessageFields, type MessageRecord } from './message-record.ts';
 import { toReceivedRecord, type ReceivedFields, type ReceivedRecord } from './received-record.ts';
+import type { DeviceRecord } from './device-record.ts';
 
 /**
  * Webhook events (decisions.md, "Webhooks"): the types a user may subscribe to, the test event,
@@ -10,8 +11,11 @@ export type MessageEventType = (typeof MESSAGE_EVENT_TYPES)[number];
 /** An SMS a device received (real-devices.md §4); its data is the received record. */
 export const RECEIVED_EVENT_TYPE = 'message.received';
 export const TEST_EVENT_TYPE = 'webhook.test';
+/** A device's announced health changed (docs/devices.md, "Alerts"); its data is the device record. */
+export const DEVICE_EVENT_TYPES = ['device.offline', 'device.online', 'device.degraded'] as const;
+export type DeviceEventType = (typeof DEVICE_EVENT_TYPES)[number];
 /** The event types an endpoint may subscribe to. */
-export const SUBSCRIBABLE_EVENT_TYPES = [...MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE] as const;
+export const SUBSCRIBABLE_EVENT_TYPES = [...MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE, ...DEVICE_EVENT_TYPES] as const;
 export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 export type WebhookEventType = SubscribableEventType | typeof TEST_EVENT_TYPE;
 
@@ -23,25 +27,33 @@ export interface TestEventData {
 export interface WebhookPayload {
   type: WebhookEventType;
   timestamp: string;
-  data: MessageRecord | ReceivedRecord | TestEventData;
+  data: MessageRecord | ReceivedRecord | TestEventData | DeviceRecord;
 }
 
 /** The body of one delivery; the same bytes on every attempt, as it is rebuilt from stored fields only. */
 export function webhookBody(type: MessageEventType, occurredAt: Date, message: MessageFields): string;
 export function webhookBody(type: typeof RECEIVED_EVENT_TYPE, occurredAt: Date, received: ReceivedFields): string;
 export function webhookBody(type: typeof TEST_EVENT_TYPE, occurredAt: Date, data: TestEventData): string;
-export function webhookBody(type: WebhookEventType, occurredAt: Date, data: MessageFields | ReceivedFields | TestEventData): string {
+/** A device event carries the record as it was announced. */
+export function webhookBody(type: DeviceEventType, occurredAt: Date, device: DeviceRecord): string;
+export function webhookBody(type: WebhookEventType, occurredAt: Date, data: MessageFields | ReceivedFields | TestEventData | DeviceRecord): string {
   const payload: WebhookPayload = {
     type,
     timestamp: occurredAt.toISOString(),
     data:
       type === TEST_EVENT_TYPE
         ? (data as TestEventData)
-        : type === RECEIVED_EVENT_TYPE
-          ? toReceivedRecord(data as ReceivedFields)
-          : toMessageRecord(data as MessageFields),
+        : isDeviceEventType(type)
+          ? (data as DeviceRecord)
+          : type === RECEIVED_EVENT_TYPE
+            ? toReceivedRecord(data as ReceivedFields)
+            : toMessageRecord(data as MessageFields),
   };
   return JSON.stringify(payload);
+}
+
+export function isDeviceEventType(type: string): type is DeviceEventType {
+  return (DEVICE_EVENT_TYPES as readonly string[]).includes(type);
 }
 
 /**

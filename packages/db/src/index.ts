@@ -31,4 +31,5 @@ export * from './message-stats.ts';
 export * from './paging.ts';
 export * from './pacing.ts';
 export * from './cancel.ts';
+export * from './device-health.ts';
 export * from './store-send.ts';

@@ -13,4 +13,5 @@ export { databaseProblem } from './migrator.ts';
 export * from './status-events.ts';
 export * from './cancel.ts';
 export * from './pacing.ts';
+export * from './device-health.ts';
 export * from './store-send.ts';

@@ -120,7 +120,9 @@ describe('named schemas, responses and webhooks', () => {
   });
 
   it('has a webhooks section with every event the gateway posts, its payload and the signature headers', () => {
-    expect(Object.keys(raw().webhooks).sort()).toEqual(['message.cancelled', 'message.delivered', 'message.failed', 'message.received', 'message.sent', 'webhook.test']);
+    expect(Object.keys(raw().webhooks).sort()).toEqual([
+      'device.degraded', 'device.offline', 'device.online', 'message.cancelled', 'message.delivered', 'message.failed', 'message.received', 'message.sent', 'webhook.test',
+    ]);
     const delivered = raw().webhooks['message.delivered']!.post;
     expect(delivered.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature']);
     expect(delivered.requestBody.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/MessageDeliveredEvent' });

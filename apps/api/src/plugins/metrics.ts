@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { HEALTH_STATUSES } from '@smsgw/core';
+import { devicesByHealth } from '@smsgw/db';
 
 export interface ApiMetrics {
   registry: Registry;
@@ -15,7 +17,7 @@ declare module 'fastify' {
 
 /**
  * Prometheus metrics at `GET /metrics`: process metrics, request durations by route and status,
- * and messages accepted. A registry per app instance, so that several apps in one process (tests)
+ * messages accepted, and devices by health. A registry per app instance, so that several apps in one process (tests)
  * never share counters.
  */
 export const metrics = fp(
@@ -34,6 +36,18 @@ export const metrics = fp(
       help: 'Messages accepted by the send endpoints (one per recipient).',
       labelNames: ['endpoint'] as const,
       registers: [registry],
+    });
+    // Read from Postgres at each scrape: every API instance answers the same, whichever is scraped
+    // (a dispatcher would only know what its own sweeps saw). The status is the alerts' (health_status).
+    new Gauge({
+      name: 'smsgw_devices',
+      help: 'Enabled devices by the health status last announced for them (device.* webhook events).',
+      labelNames: ['health'] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await devicesByHealth(app.sql);
+        for (const status of HEALTH_STATUSES) this.set({ health: status }, counts[status]);
+      },
     });
     app.decorate('metrics', { registry, messagesAccepted });
 

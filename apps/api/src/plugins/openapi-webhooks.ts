@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
-import { MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type WebhookEventType } from '@smsgw/core';
+import { DEVICE_EVENT_TYPES, MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type WebhookEventType } from '@smsgw/core';
+import { DeviceRecord } from '../schemas/device-record.ts';
 import { Message, ReceivedSms } from '../schemas/records.ts';
 import { referenceNamed } from './openapi-components.ts';
 
@@ -21,10 +22,13 @@ const SUMMARIES = {
   'message.failed': ['A message failed: its error says why', Message],
   'message.cancelled': ['A message was cancelled before any device sent it; its quota unit was given back', Message],
   [RECEIVED_EVENT_TYPE]: ['One of your devices received an SMS', ReceivedSms],
+  'device.offline': ['A device gave no sign of life for DEVICE_OFFLINE_AFTER_SECONDS', DeviceRecord],
+  'device.online': ['A device is online again (after offline or degraded)', DeviceRecord],
+  'device.degraded': ['A device is online but degraded: its health.reasons say why', DeviceRecord],
   [TEST_EVENT_TYPE]: ['A test event, sent by POST /api/v1/webhooks/{id}/test', WebhookTestData],
 } as const satisfies Record<WebhookEventType, readonly [string, TSchema]>;
 
-const EVENT_TYPES: WebhookEventType[] = [...MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE];
+const EVENT_TYPES: WebhookEventType[] = [...MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE, ...DEVICE_EVENT_TYPES, TEST_EVENT_TYPE];
 
 const HEADERS = [
   ['webhook-id', 'The delivery id: the same on every attempt of one event, to drop repeats.', '0195f4c2-9b0a-7e1c-8d2f-3a4b5c6d7e8f'],

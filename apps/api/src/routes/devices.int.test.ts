@@ -48,6 +48,7 @@ describe('POST /api/v1/devices', () => {
       app_version: null,
       sim_cards: null,
       warnings: [],
+      health: { status: 'offline', reasons: ['not_connected'], last_seen_at: null, connection: null, app_version: null, battery: null, signal: null },
       rate_limit_per_minute: null,
       rate_limit_per_hour: null,
       rate_limit_per_day: null,

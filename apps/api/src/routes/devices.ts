@@ -1,36 +1,11 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, MAX_RATE_LIMIT, availabilityWindows, isUuid, toDeviceRecord } from '@smsgw/core';
+import { AppError, availabilityWindows, healthContext, isUuid, toDeviceRecord } from '@smsgw/core';
 import { createDevice, deleteDevice, findDevice, listDevices, updateDevice, type DeviceRow } from '@smsgw/db';
-import { authErrors, IdParams, NullableTimestamp, Timestamp } from '../schemas/common.ts';
+import { authErrors, IdParams } from '../schemas/common.ts';
+import { DeviceRecord, newRateLimit } from '../schemas/device-record.ts';
 import { errors } from '../schemas/errors.ts';
 
-/** Pacing (docs/devices.md, "Pacing"): the most messages handed to the device in any minute, hour and day. */
-const rateLimit = (window: string, value = Type.Integer()) =>
-  Type.Union([value, Type.Null()], {
-    description: `At most this many messages are handed to the device in any ${window} (null: no limit). Round-robin gives the excess to the user's other devices; messages named for this device wait.`,
-  });
-const newRateLimit = (window: string) => Type.Optional(rateLimit(window, Type.Integer({ minimum: 1, maximum: MAX_RATE_LIMIT })));
-
-const DeviceRecord = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  enabled: Type.Boolean(),
-  protocol: Type.Enum(['native', 'sms_gate'], { description: '`native`: the device protocol (modem agent, simulator); `sms_gate`: a phone running the SMS Gate app.' }),
-  available: Type.Boolean({ description: 'Enabled and connected: it holds an event stream (or closed it within the grace), or it made a request within DEVICE_AVAILABLE_SECONDS (docs/devices.md).' }),
-  connection: Type.Union([Type.Literal('stream'), Type.Literal('requests'), Type.Null()], {
-    description: 'How the device is connected now: an event stream, only requests (polling), or not at all.',
-  }),
-  last_seen_at: NullableTimestamp,
-  app_version: Type.Union([Type.String(), Type.Null()], { description: 'SMS Gate app version, from its requests.' }),
-  sim_cards: Type.Union([Type.Array(Type.Unknown()), Type.Null()], { description: 'SIM cards the SMS Gate app reported (redacted by the app).' }),
-  warnings: Type.Array(Type.String(), { description: 'What keeps the device from working well, in words.' }),
-  rate_limit_per_minute: rateLimit('minute'),
-  rate_limit_per_hour: rateLimit('hour'),
-  rate_limit_per_day: rateLimit('day'),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-}, { $id: 'Device', description: 'A phone or modem that sends your messages.' });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
 
@@ -38,7 +13,10 @@ const Name = Type.String({ minLength: 1, maxLength: 100 });
 const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
-  const toRecord = (device: DeviceRow) => toDeviceRecord(device, availabilityWindows(app.config, new Date()));
+  const toRecord = (device: DeviceRow) => {
+    const now = new Date();
+    return toDeviceRecord(device, availabilityWindows(app.config, now), healthContext(app.config, now));
+  };
 
   async function ownDevice(userId: string, id: string): Promise<DeviceRow> {
     const device = isUuid(id) ? await findDevice(app.db, { userId, id }) : null;

@@ -12,6 +12,7 @@ import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { publishStatus } from './publish-status.ts';
 import { MAX_PAGES, PAGE, applyRetention, pages, type RetentionResult } from './retention.ts';
+import { announceDeviceHealth } from './device-health.ts';
 
 // A device whose offers wait this long is woken again, at most once a minute (real-devices.md §2b.5).
 const WAKE_AGAIN_AFTER_SECONDS = 30;
@@ -38,6 +39,8 @@ export interface SweepResult extends RetentionResult {
   outboxEnqueued: number;
   webhooksEnqueued: number;
   webhookEndpointsWoken: number;
+  /** Devices whose announced health status moved (device.* webhook events). */
+  deviceHealthMoved: number;
 }
 
 /**
@@ -49,7 +52,7 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = {
     reassigned: 0, unclaimedFailed: 0, unacknowledgedFailed: 0, sendingFailed: 0, devicesWokenAgain: 0, expired: 0, outboxEnqueued: 0,
-    webhooksEnqueued: 0, webhookEndpointsWoken: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0, messagesPurged: 0,
+    webhooksEnqueued: 0, webhookEndpointsWoken: 0, deviceHealthMoved: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0, messagesPurged: 0,
     messageEventsPurged: 0, receivedPurged: 0,
   };
   const failed = async (transitioned: Transitioned) => {
@@ -138,6 +141,7 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   await enqueueWebhookDeliveries(deps.webhooksQueue, woken);
   result.webhookEndpointsWoken = woken.length;
 
+  result.deviceHealthMoved = await announceDeviceHealth(deps, now);
   Object.assign(result, await applyRetention(sql, config, now));
   return result;
 }

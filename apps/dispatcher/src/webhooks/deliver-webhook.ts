@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
-import { nextAttemptDelayMs, webhookBody, webhookHeaders, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type TestEventData, type TargetPolicy } from '@smsgw/core';
+import {
+  isDeviceEventType, nextAttemptDelayMs, webhookBody, webhookHeaders, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type DeviceRecord, type TestEventData, type TargetPolicy,
+} from '@smsgw/core';
 import {
   abandonDelivery, disableWebhook, loadDeliveryAttempt, messageFromSnapshot, receivedFromSnapshot, recordDeliveryAttempt,
   type DeliveryAttempt, type DeliveryRef, type Sql,
@@ -43,6 +45,7 @@ export interface DeliverJob {
 function bodyOf(delivery: DeliveryAttempt): string {
   if (delivery.type === TEST_EVENT_TYPE) return webhookBody(TEST_EVENT_TYPE, delivery.occurredAt, delivery.data as unknown as TestEventData);
   if (delivery.type === RECEIVED_EVENT_TYPE) return webhookBody(RECEIVED_EVENT_TYPE, delivery.occurredAt, receivedFromSnapshot(delivery.data));
+  if (isDeviceEventType(delivery.type)) return webhookBody(delivery.type, delivery.occurredAt, delivery.data as unknown as DeviceRecord);
   return webhookBody(delivery.type, delivery.occurredAt, messageFromSnapshot(delivery.data));
 }
 

@@ -62,6 +62,11 @@ export class FakeModem {
   failNextSubmit: number | undefined;
   /** When true, the modem reads and answers nothing. */
   silent = false;
+  /** AT+CSQ's RSSI (0-31, 99 unknown) and AT+CREG?'s registration status (1 home, 2 searching, 5 roaming, …). */
+  rssi = 21;
+  registration = 1;
+  /** When true, there is no SIM: AT+CPIN? answers +CME ERROR: 10 ("SIM not inserted"). */
+  noSim = false;
   /** When true, submissions are taken but their +CMGS answer waits for `release()` (a slow network). */
   holding = false;
   private held: number[] = [];
@@ -174,6 +179,10 @@ export class FakeModem {
       return ok();
     }
     if (upper === 'AT+CSMS=0') return ok(['+CSMS: 1,1,1']);
+    // The radio answers without a SIM: a signal, and no registration until the SIM is usable.
+    if (upper === 'AT+CSQ') return ok([`+CSQ: ${this.rssi},99`]);
+    if (upper === 'AT+CREG?') return ok([`+CREG: 0,${this.pinOk && !this.noSim ? this.registration : 0}`]);
+    if (this.noSim) return this.write('\r\n+CME ERROR: 10\r\n');
     if (upper === 'AT+CPIN?') return ok([`+CPIN: ${this.pinOk ? 'READY' : 'SIM PIN'}`]);
     if ((match = /^AT\+CPIN="(\d+)"$/.exec(upper))) {
       if (match[1] !== this.options.pin) return this.write('\r\n+CME ERROR: 16\r\n');

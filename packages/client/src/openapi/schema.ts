@@ -204,7 +204,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Tell the service the device is alive (a device without an event stream then counts as available) */
+        /** Tell the service the device is alive (a device without an event stream then counts as available), with its battery and signal when it knows them */
         post: operations["postDeviceHeartbeat"];
         delete?: never;
         options?: never;
@@ -763,7 +763,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Incoming SMS from the phone (its `sms:received` webhook, signed with the key of its settings); other events are ignored */
+        /** Incoming SMS from the phone (its `sms:received` webhook, signed with the key of its settings) and its health (`system:ping`); other events are ignored */
         post: operations["postMobileInboundByDeviceIdBySecret"];
         delete?: never;
         options?: never;
@@ -796,7 +796,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The phone’s settings: event stream only, the key it signs its webhooks with, and its rate limit */
+        /** The phone’s settings: event stream only, the key it signs its webhooks with, its ping interval and its rate limit */
         get: operations["getMobileSettings"];
         put?: never;
         post?: never;
@@ -847,7 +847,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The phone’s webhooks: incoming SMS to smsgw */
+        /** The phone’s webhooks: incoming SMS and its health pings to smsgw */
         get: operations["getMobileWebhooks"];
         put?: never;
         post?: never;
@@ -876,6 +876,66 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "device.degraded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device is online but degraded: its health.reasons say why
+         * @description Posted to every enabled endpoint subscribed to device.degraded. Verify the signature before trusting the body (docs/http-api.md).
+         */
+        post: operations["webhookDeviceDegraded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.offline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device gave no sign of life for DEVICE_OFFLINE_AFTER_SECONDS
+         * @description Posted to every enabled endpoint subscribed to device.offline. Verify the signature before trusting the body (docs/http-api.md).
+         */
+        post: operations["webhookDeviceOffline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.online": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device is online again (after offline or degraded)
+         * @description Posted to every enabled endpoint subscribed to device.online. Verify the signature before trusting the body (docs/http-api.md).
+         */
+        post: operations["webhookDeviceOnline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "message.cancelled": {
         parameters: {
             query?: never;
@@ -1079,7 +1139,40 @@ export interface components {
             /** @description How many match, over all pages. */
             total: number;
         };
-        /** @description A phone or modem that sends your messages. */
+        /**
+         * @description A phone or modem that sends your messages.
+         * @example {
+         *       "id": "0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01",
+         *       "name": "Shop phone",
+         *       "enabled": true,
+         *       "protocol": "sms_gate",
+         *       "available": true,
+         *       "connection": "stream",
+         *       "last_seen_at": "2026-03-01T09:30:00.000Z",
+         *       "app_version": "1.68.0",
+         *       "sim_cards": null,
+         *       "warnings": [],
+         *       "health": {
+         *         "status": "degraded",
+         *         "reasons": [
+         *           "low_battery"
+         *         ],
+         *         "last_seen_at": "2026-03-01T09:30:00.000Z",
+         *         "connection": "stream",
+         *         "app_version": "1.68.0",
+         *         "battery": {
+         *           "level": 12,
+         *           "charging": false
+         *         },
+         *         "signal": null
+         *       },
+         *       "rate_limit_per_minute": null,
+         *       "rate_limit_per_hour": null,
+         *       "rate_limit_per_day": null,
+         *       "created_at": "2026-02-20T08:00:00.000Z",
+         *       "updated_at": "2026-02-20T08:00:00.000Z"
+         *     }
+         */
         Device: {
             /** @description SMS Gate app version, from its requests. */
             app_version: string | null;
@@ -1090,6 +1183,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             enabled: boolean;
+            health: components["schemas"]["DeviceHealth"];
             id: string;
             last_seen_at: string | null;
             name: string;
@@ -1111,9 +1205,64 @@ export interface components {
             /** @description What keeps the device from working well, in words. */
             warnings: string[];
         };
+        /** @description The body of a device.degraded event. */
+        DeviceDegradedEvent: {
+            data: components["schemas"]["Device"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            timestamp: string;
+            /** @constant */
+            type: "device.degraded";
+        };
+        /** @description How the device is doing: its own reports, its connection and its send failures. */
+        DeviceHealth: {
+            app_version: string | null;
+            battery: {
+                charging: boolean | null;
+                level: number | null;
+            } | null;
+            /** @description An event stream, polling only, or not connected. */
+            connection: "stream" | "poll" | null;
+            last_seen_at: string | null;
+            /** @description Why it is degraded or offline (docs/devices.md, "Health"). */
+            reasons: ("disabled" | "not_connected" | "low_battery" | "no_service" | "polling_only" | "send_failures" | "budget_exhausted")[];
+            signal: {
+                dbm: number | null;
+                network: string | null;
+            } | null;
+            /**
+             * @description `online`: available (as `available`); `degraded`: available, with `reasons`; `offline`: not available.
+             * @enum {unknown}
+             */
+            status: "online" | "degraded" | "offline";
+        };
         /** @description All your devices. */
         DeviceList: {
             data: components["schemas"]["Device"][];
+        };
+        /** @description The body of a device.offline event. */
+        DeviceOfflineEvent: {
+            data: components["schemas"]["Device"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            timestamp: string;
+            /** @constant */
+            type: "device.offline";
+        };
+        /** @description The body of a device.online event. */
+        DeviceOnlineEvent: {
+            data: components["schemas"]["Device"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            timestamp: string;
+            /** @constant */
+            type: "device.online";
         };
         /** @description An error. */
         Error: {
@@ -1601,7 +1750,7 @@ export interface components {
             disabled_reason: string | null;
             enabled: boolean;
             /** @description Event types the endpoint receives. */
-            events: ("message.sent" | "message.delivered" | "message.failed" | "message.cancelled" | "message.received")[];
+            events: ("message.sent" | "message.delivered" | "message.failed" | "message.cancelled" | "message.received" | "device.offline" | "device.online" | "device.degraded")[];
             id: string;
             /** Format: date-time */
             updated_at: string;
@@ -3173,9 +3322,26 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "battery_level": 87,
+                 *       "charging": true,
+                 *       "signal_dbm": -71,
+                 *       "network": "registered"
+                 *     }
+                 */
+                "application/json": {
+                    battery_level?: number | null;
+                    charging?: boolean | null;
+                    network?: ("registered" | "roaming" | "searching" | "denied" | "none" | "no_sim") | null;
+                    signal_dbm?: number | null;
+                };
+            };
+        };
         responses: {
-            /** @description OK: tell the service the device is alive (a device without an event stream then counts as available). */
+            /** @description OK: tell the service the device is alive (a device without an event stream then counts as available), with its battery and signal when it knows them. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3187,6 +3353,24 @@ export interface operations {
                         /** @enum {string} */
                         status: "ok";
                     };
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -3734,6 +3918,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01",
+                     *       "name": "Shop phone",
+                     *       "enabled": true,
+                     *       "protocol": "sms_gate",
+                     *       "available": true,
+                     *       "connection": "stream",
+                     *       "last_seen_at": "2026-03-01T09:30:00.000Z",
+                     *       "app_version": "1.68.0",
+                     *       "sim_cards": null,
+                     *       "warnings": [],
+                     *       "health": {
+                     *         "status": "degraded",
+                     *         "reasons": [
+                     *           "low_battery"
+                     *         ],
+                     *         "last_seen_at": "2026-03-01T09:30:00.000Z",
+                     *         "connection": "stream",
+                     *         "app_version": "1.68.0",
+                     *         "battery": {
+                     *           "level": 12,
+                     *           "charging": false
+                     *         },
+                     *         "signal": null
+                     *       },
+                     *       "rate_limit_per_minute": null,
+                     *       "rate_limit_per_hour": null,
+                     *       "rate_limit_per_day": null,
+                     *       "created_at": "2026-02-20T08:00:00.000Z",
+                     *       "updated_at": "2026-02-20T08:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Device"];
                 };
             };
@@ -3938,6 +4155,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01",
+                     *       "name": "Shop phone",
+                     *       "enabled": true,
+                     *       "protocol": "sms_gate",
+                     *       "available": true,
+                     *       "connection": "stream",
+                     *       "last_seen_at": "2026-03-01T09:30:00.000Z",
+                     *       "app_version": "1.68.0",
+                     *       "sim_cards": null,
+                     *       "warnings": [],
+                     *       "health": {
+                     *         "status": "degraded",
+                     *         "reasons": [
+                     *           "low_battery"
+                     *         ],
+                     *         "last_seen_at": "2026-03-01T09:30:00.000Z",
+                     *         "connection": "stream",
+                     *         "app_version": "1.68.0",
+                     *         "battery": {
+                     *           "level": 12,
+                     *           "charging": false
+                     *         },
+                     *         "signal": null
+                     *       },
+                     *       "rate_limit_per_minute": null,
+                     *       "rate_limit_per_hour": null,
+                     *       "rate_limit_per_day": null,
+                     *       "created_at": "2026-02-20T08:00:00.000Z",
+                     *       "updated_at": "2026-02-20T08:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Device"];
                 };
             };
@@ -6420,7 +6670,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description Event types the endpoint receives. */
-                    events: ("message.sent" | "message.delivered" | "message.failed" | "message.cancelled" | "message.received")[];
+                    events: ("message.sent" | "message.delivered" | "message.failed" | "message.cancelled" | "message.received" | "device.offline" | "device.online" | "device.degraded")[];
                     /** @description http(s), at most 2000 characters, whose host resolves only to public addresses. */
                     url: string;
                 };
@@ -6718,7 +6968,7 @@ export interface operations {
                     description?: string | null;
                     enabled?: boolean;
                     /** @description Event types the endpoint receives. */
-                    events?: ("message.sent" | "message.delivered" | "message.failed" | "message.cancelled" | "message.received")[];
+                    events?: ("message.sent" | "message.delivered" | "message.failed" | "message.cancelled" | "message.received" | "device.offline" | "device.online" | "device.degraded")[];
                     /** @description http(s), at most 2000 characters, whose host resolves only to public addresses. */
                     url?: string;
                 };
@@ -7591,7 +7841,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: incoming SMS from the phone (its `sms:received` webhook, signed with the key of its settings); other events are ignored. */
+            /** @description Accepted: incoming SMS from the phone (its `sms:received` webhook, signed with the key of its settings) and its health (`system:ping`); other events are ignored. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -7965,7 +8215,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: the phone’s settings: event stream only, the key it signs its webhooks with, and its rate limit. */
+            /** @description OK: the phone’s settings: event stream only, the key it signs its webhooks with, its ping interval and its rate limit. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7980,6 +8230,9 @@ export interface operations {
                             /** @enum {unknown} */
                             limit_period: "PerMinute" | "PerHour" | "PerDay";
                             limit_value: number;
+                        };
+                        ping: {
+                            interval_seconds: number;
                         };
                         webhooks: {
                             signing_key: string;
@@ -8128,15 +8381,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: the phone’s webhooks: incoming SMS to smsgw. */
+            /** @description OK: the phone’s webhooks: incoming SMS and its health pings to smsgw. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @enum {string} */
-                        event: "sms:received";
+                        /** @enum {unknown} */
+                        event: "sms:received" | "system:ping";
                         id: string;
                         url: string;
                     }[];
@@ -8206,6 +8459,252 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HealthStatus"];
                 };
+            };
+        };
+    };
+    webhookDeviceDegraded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The delivery id: the same on every attempt of one event, to drop repeats.
+                 * @example 0195f4c2-9b0a-7e1c-8d2f-3a4b5c6d7e8f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret while a rotated secret is still valid; the key is the base64 part of the endpoint's whsec_ secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Seconds since the epoch when the attempt was signed: refuse one too far from your clock.
+                 * @example 1772357401
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "device.degraded",
+                 *       "timestamp": "2026-03-01T09:30:04.210Z",
+                 *       "data": {
+                 *         "id": "0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01",
+                 *         "name": "Shop phone",
+                 *         "enabled": true,
+                 *         "protocol": "sms_gate",
+                 *         "available": true,
+                 *         "connection": "stream",
+                 *         "last_seen_at": "2026-03-01T09:30:00.000Z",
+                 *         "app_version": "1.68.0",
+                 *         "sim_cards": null,
+                 *         "warnings": [],
+                 *         "health": {
+                 *           "status": "degraded",
+                 *           "reasons": [
+                 *             "low_battery"
+                 *           ],
+                 *           "last_seen_at": "2026-03-01T09:30:00.000Z",
+                 *           "connection": "stream",
+                 *           "app_version": "1.68.0",
+                 *           "battery": {
+                 *             "level": 12,
+                 *             "charging": false
+                 *           },
+                 *           "signal": null
+                 *         },
+                 *         "rate_limit_per_minute": null,
+                 *         "rate_limit_per_hour": null,
+                 *         "rate_limit_per_day": null,
+                 *         "created_at": "2026-02-20T08:00:00.000Z",
+                 *         "updated_at": "2026-02-20T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeviceDegradedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried on the WEBHOOK_RETRY_DELAYS schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: smsgw disables the endpoint (its disabled_reason says so) and sends it nothing more until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDeviceOffline: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The delivery id: the same on every attempt of one event, to drop repeats.
+                 * @example 0195f4c2-9b0a-7e1c-8d2f-3a4b5c6d7e8f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret while a rotated secret is still valid; the key is the base64 part of the endpoint's whsec_ secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Seconds since the epoch when the attempt was signed: refuse one too far from your clock.
+                 * @example 1772357401
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "device.offline",
+                 *       "timestamp": "2026-03-01T09:30:04.210Z",
+                 *       "data": {
+                 *         "id": "0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01",
+                 *         "name": "Shop phone",
+                 *         "enabled": true,
+                 *         "protocol": "sms_gate",
+                 *         "available": true,
+                 *         "connection": "stream",
+                 *         "last_seen_at": "2026-03-01T09:30:00.000Z",
+                 *         "app_version": "1.68.0",
+                 *         "sim_cards": null,
+                 *         "warnings": [],
+                 *         "health": {
+                 *           "status": "degraded",
+                 *           "reasons": [
+                 *             "low_battery"
+                 *           ],
+                 *           "last_seen_at": "2026-03-01T09:30:00.000Z",
+                 *           "connection": "stream",
+                 *           "app_version": "1.68.0",
+                 *           "battery": {
+                 *             "level": 12,
+                 *             "charging": false
+                 *           },
+                 *           "signal": null
+                 *         },
+                 *         "rate_limit_per_minute": null,
+                 *         "rate_limit_per_hour": null,
+                 *         "rate_limit_per_day": null,
+                 *         "created_at": "2026-02-20T08:00:00.000Z",
+                 *         "updated_at": "2026-02-20T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeviceOfflineEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried on the WEBHOOK_RETRY_DELAYS schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: smsgw disables the endpoint (its disabled_reason says so) and sends it nothing more until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDeviceOnline: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The delivery id: the same on every attempt of one event, to drop repeats.
+                 * @example 0195f4c2-9b0a-7e1c-8d2f-3a4b5c6d7e8f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret while a rotated secret is still valid; the key is the base64 part of the endpoint's whsec_ secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Seconds since the epoch when the attempt was signed: refuse one too far from your clock.
+                 * @example 1772357401
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "device.online",
+                 *       "timestamp": "2026-03-01T09:30:04.210Z",
+                 *       "data": {
+                 *         "id": "0195f4c0-1b2c-7d3e-8f4a-5b6c7d8e9f01",
+                 *         "name": "Shop phone",
+                 *         "enabled": true,
+                 *         "protocol": "sms_gate",
+                 *         "available": true,
+                 *         "connection": "stream",
+                 *         "last_seen_at": "2026-03-01T09:30:00.000Z",
+                 *         "app_version": "1.68.0",
+                 *         "sim_cards": null,
+                 *         "warnings": [],
+                 *         "health": {
+                 *           "status": "degraded",
+                 *           "reasons": [
+                 *             "low_battery"
+                 *           ],
+                 *           "last_seen_at": "2026-03-01T09:30:00.000Z",
+                 *           "connection": "stream",
+                 *           "app_version": "1.68.0",
+                 *           "battery": {
+                 *             "level": 12,
+                 *             "charging": false
+                 *           },
+                 *           "signal": null
+                 *         },
+                 *         "rate_limit_per_minute": null,
+                 *         "rate_limit_per_hour": null,
+                 *         "rate_limit_per_day": null,
+                 *         "created_at": "2026-02-20T08:00:00.000Z",
+                 *         "updated_at": "2026-02-20T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeviceOnlineEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried on the WEBHOOK_RETRY_DELAYS schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: smsgw disables the endpoint (its disabled_reason says so) and sends it nothing more until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, offerValidUntil, withoutLeapSecond } from '@smsgw/core';
+import { AppError, NETWORK_STATES, offerValidUntil, withoutLeapSecond } from '@smsgw/core';
+import { recordHealthReport } from '@smsgw/db';
 import { DeviceReport } from '@smsgw/queue';
 import { ErrorBody } from '../../schemas/common.ts';
 import { acceptReports, offer, receiveInbound } from '../../services/device-core.ts';
@@ -48,6 +49,17 @@ const InboundBody = Type.Object(
     ),
   },
   { additionalProperties: false, examples: [{ messages: [{ id: 'sms-1', from: '+15557654321', message: 'STOP', received_at: '2026-03-01T10:02:11.000Z', sim_number: 1 }] }] },
+);
+
+/** What a device may tell of itself in a heartbeat (docs/devices.md, "Health"); each field optional, null: it does not know. */
+const HeartbeatBody = Type.Object(
+  {
+    battery_level: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100, description: 'Battery charge in percent.' }), Type.Null()])),
+    charging: Type.Optional(Type.Union([Type.Boolean({ description: 'Whether the battery is charging (or on mains power).' }), Type.Null()])),
+    signal_dbm: Type.Optional(Type.Union([Type.Integer({ minimum: -150, maximum: 0, description: 'Mobile signal strength in dBm.' }), Type.Null()])),
+    network: Type.Optional(Type.Union([Type.Enum([...NETWORK_STATES], { description: 'Registration on the mobile network: `none`, `searching`, `denied` and `no_sim` mean no service.' }), Type.Null()])),
+  },
+  { additionalProperties: false, examples: [{ battery_level: 87, charging: true, signal_dbm: -71, network: 'registered' }] },
 );
 
 /**
@@ -161,13 +173,27 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/api/v1/device/heartbeat',
     {
+      // The body is optional: a heartbeat without one (every device before health) is an empty report.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags: ['device'],
-        summary: 'Tell the service the device is alive (a device without an event stream then counts as available)',
-        response: { 200: Type.Object({ status: Type.Literal('ok'), server_time: Type.String({ format: 'date-time' }) }), ...deviceErrors },
+        summary: 'Tell the service the device is alive (a device without an event stream then counts as available), with its battery and signal when it knows them',
+        body: HeartbeatBody,
+        response: { 200: Type.Object({ status: Type.Literal('ok'), server_time: Type.String({ format: 'date-time' }) }), 400: ErrorBody, ...deviceErrors },
       },
     },
-    async () => ({ status: 'ok' as const, server_time: new Date().toISOString() }),
+    async (request) => {
+      const now = new Date();
+      const body = request.body;
+      if (Object.keys(body).length > 0) {
+        await recordHealthReport(app.sql, request.device.id, {
+          batteryLevel: body.battery_level, batteryCharging: body.charging, signalDbm: body.signal_dbm, network: body.network,
+        }, now);
+      }
+      return { status: 'ok' as const, server_time: now.toISOString() };
+    },
   );
 };
 export default deviceProtocolRoutes;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { publicUrl } from '@smsgw/config';
-import { AppError, REMOTE_CANCEL_VERSION, appVersionAtLeast, phonePacing } from '@smsgw/core';
+import { AppError, PING_WEBHOOK_VERSION, REMOTE_CANCEL_VERSION, appVersionAtLeast, phonePacing, pingIntervalSeconds } from '@smsgw/core';
 import { deviceRateLimits, pendingPhoneCancels, phoneSecrets } from '@smsgw/db';
 import type { MobileContext } from './context.ts';
 import { phoneAuthentication } from './phone-auth.ts';
@@ -62,13 +62,18 @@ const configurationRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app
     '/settings',
     {
       onRequest: authenticate,
-      schema: { tags, summary: 'The phone’s settings: event stream only, the key it signs its webhooks with, and its rate limit', response: { 200: Settings, ...phoneErrors } },
+      schema: { tags, summary: 'The phone’s settings: event stream only, the key it signs its webhooks with, its ping interval and its rate limit', response: { 200: Settings, ...phoneErrors } },
     },
     async (request) => {
       const { signingKey } = await phoneSecrets(app.sql, request.device.id);
       const limits = (await deviceRateLimits(app.sql, [request.device.id])).get(request.device.id);
       const pacing = limits && phonePacing(limits);
-      return { gateway: { notification_channel: 'SSE_ONLY' as const }, webhooks: { signing_key: signingKey }, ...(pacing && { messages: pacing }) };
+      return {
+        gateway: { notification_channel: 'SSE_ONLY' as const },
+        webhooks: { signing_key: signingKey },
+        ping: { interval_seconds: pingIntervalSeconds(config.DEVICE_OFFLINE_AFTER_SECONDS) },
+        ...(pacing && { messages: pacing }),
+      };
     },
   );
 
@@ -76,13 +81,15 @@ const configurationRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app
     '/webhooks',
     {
       onRequest: authenticate,
-      schema: { tags, summary: 'The phone’s webhooks: incoming SMS to smsgw', response: { 200: Type.Array(PhoneWebhook), ...phoneErrors } },
+      schema: { tags, summary: 'The phone’s webhooks: incoming SMS and its health pings to smsgw', response: { 200: Type.Array(PhoneWebhook), ...phoneErrors } },
     },
     async (request) => {
-      const { id } = request.device;
+      const { id, appVersion } = request.device;
       const { inboundSecret } = await phoneSecrets(app.sql, id);
       const url = `${publicUrl(config)}/mobile/v1/inbound/${id}/${inboundSecret}`;
-      return [{ id: webhookId(id, 'sms:received'), url, event: 'sms:received' as const }];
+      // Only events the app knows: it reads an unknown one as null (device-apps-research.md).
+      const events = appVersionAtLeast(appVersion, PING_WEBHOOK_VERSION) ? (['sms:received', 'system:ping'] as const) : (['sms:received'] as const);
+      return events.map((event) => ({ id: webhookId(id, event), url, event }));
     },
   );
 };

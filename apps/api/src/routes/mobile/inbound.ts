@@ -3,9 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Compile } from 'typebox/compile';
 import { AppError, parseDeviceDate } from '@smsgw/core';
-import { webhookDevice } from '@smsgw/db';
+import { recordHealthReport, webhookDevice } from '@smsgw/db';
 import { ErrorBody } from '../../schemas/common.ts';
 import { receiveInbound } from '../../services/device-core.ts';
+import { healthFromPing } from './ping.ts';
 import { InboundAnswer, InboundBody, InboundParams, ReceivedSmsPayload } from './wire.ts';
 
 const tags = ['sms-gate'];
@@ -42,7 +43,7 @@ const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       schema: {
         tags,
-        summary: 'Incoming SMS from the phone (its `sms:received` webhook, signed with the key of its settings); other events are ignored',
+        summary: 'Incoming SMS from the phone (its `sms:received` webhook, signed with the key of its settings) and its health (`system:ping`); other events are ignored',
         params: InboundParams,
         body: InboundBody,
         response: { 202: InboundAnswer, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 415: ErrorBody, 429: ErrorBody, 503: ErrorBody },
@@ -52,6 +53,10 @@ const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { event, deviceId, payload } = request.body;
       const { device } = request;
       if (deviceId.toLowerCase() !== device.id) throw new AppError('forbidden', 'The body’s deviceId is not the device of this webhook address.');
+      if (event === 'system:ping') {
+        await recordHealthReport(app.sql, device.id, healthFromPing(payload), new Date());
+        return reply.status(202).send({ stored: 0, duplicates: 0 });
+      }
       if (event !== 'sms:received') return reply.status(202).send({ stored: 0, duplicates: 0 });
       if (!isReceivedSms.Check(payload)) throw new AppError('invalid_request', 'The payload is not an incoming SMS.');
       const from = payload.sender ?? payload.phoneNumber;

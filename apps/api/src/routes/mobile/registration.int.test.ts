@@ -292,12 +292,12 @@ describe('GET /settings and GET /webhooks', () => {
 
     expect(signingKey).toMatch(/^\S{16,}$/);
     expect(answers).toEqual([
-      { gateway: { notification_channel: 'SSE_ONLY' }, webhooks: { signing_key: signingKey } },
-      { gateway: { notification_channel: 'SSE_ONLY' }, webhooks: { signing_key: signingKey } },
+      { gateway: { notification_channel: 'SSE_ONLY' }, webhooks: { signing_key: signingKey }, ping: { interval_seconds: 60 } },
+      { gateway: { notification_channel: 'SSE_ONLY' }, webhooks: { signing_key: signingKey }, ping: { interval_seconds: 60 } },
     ]);
   });
 
-  it('gives the phone one sms:received webhook to its own secret address, with a stable id of at most 36 characters', async () => {
+  it('gives the phone its sms:received and system:ping webhooks to its own secret address, with a stable id of at most 36 characters', async () => {
     const { userId } = await createTestUser(api.db, { devices: 0 });
     const phone = await enrolPhone(api.app, api.db, userId);
     const other = await enrolPhone(api.app, api.db, userId);
@@ -306,7 +306,9 @@ describe('GET /settings and GET /webhooks', () => {
 
     const first = await webhooks(phone.token);
 
-    expect(first).toEqual([{ id: expect.any(String), url: `${publicUrl(api.config)}/mobile/v1/inbound/${phone.id}/${inboundSecret}`, event: 'sms:received' }]);
+    const url = `${publicUrl(api.config)}/mobile/v1/inbound/${phone.id}/${inboundSecret}`;
+    // And its health pings (system:ping, v1.16 and later) to the same signed address.
+    expect(first).toEqual([{ id: expect.any(String), url, event: 'sms:received' }, { id: expect.any(String), url, event: 'system:ping' }]);
     expect(first[0].id.length).toBeLessThanOrEqual(36);
     expect(await webhooks(phone.token)).toEqual(first);
     expect((await webhooks(other.token))[0].id).not.toBe(first[0].id);

@@ -70,6 +70,8 @@ export type Snapshot = Static<typeof Snapshot>;
 export const Settings = Type.Object({
   gateway: Type.Object({ notification_channel: Type.Literal('SSE_ONLY') }),
   webhooks: Type.Object({ signing_key: Type.String() }),
+  // Makes the app ping (a pull and the `system:ping` webhook) this often, after its next restart.
+  ping: Type.Object({ interval_seconds: Type.Integer({ minimum: 1 }) }),
   // The device's rate limit, for the app's own pacing (its one period: the shortest limit set).
   messages: Type.Optional(
     Type.Object({ limit_period: Type.Enum(['PerMinute', 'PerHour', 'PerDay']), limit_value: Type.Integer({ minimum: 1 }) }),
@@ -79,7 +81,7 @@ export const Settings = Type.Object({
 export const PhoneWebhook = Type.Object({
   id: Type.String({ maxLength: 36 }),
   url: Type.String(),
-  event: Type.Literal('sms:received'),
+  event: Type.Enum(['sms:received', 'system:ping']),
 });
 
 export const InboundParams = Type.Object({

@@ -1,0 +1,45 @@
+import type { DispatcherConfig } from '@smsgw/config';
+import { announcedHealth, availabilityWindows, healthContext, toDeviceRecord, type DeviceEventType, type HealthStatus } from '@smsgw/core';
+import { announceHealth, healthCandidates, type HealthChange, type Sql } from '@smsgw/db/sql';
+import type { WebhooksQueue } from '@smsgw/queue';
+import type { Logger } from 'pino';
+import { enqueueDeliveries } from './enqueue-deliveries.ts';
+import { MAX_PAGES, PAGE } from './retention.ts';
+
+/** Between online and degraded, at most one announcement per device in this time (hysteresis). */
+export const HEALTH_DWELL_SECONDS = 300;
+
+const EVENTS: Record<HealthStatus, DeviceEventType> = { online: 'device.online', degraded: 'device.degraded', offline: 'device.offline' };
+
+/**
+ * The sweep's step of device alerts (docs/devices.md, "Alerts"): judges every enabled device and
+ * announces each change of its health status once, by compare-and-set, so that of the dispatchers
+ * whose sweeps overlap one announces it. A device's first status is recorded without an event.
+ * Returns how many devices' status it moved.
+ */
+export async function announceDeviceHealth(
+  deps: { sql: Sql; webhooksQueue: WebhooksQueue; config: DispatcherConfig; log: Logger },
+  now: Date,
+): Promise<number> {
+  const windows = availabilityWindows(deps.config, now);
+  const context = healthContext(deps.config, now);
+  const options = { now, offlineAfterMs: deps.config.DEVICE_OFFLINE_AFTER_SECONDS * 1000, dwellMs: HEALTH_DWELL_SECONDS * 1000 };
+  let moved = 0;
+  let after: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const devices = await healthCandidates(deps.sql, { after, limit: PAGE });
+    const changes: HealthChange[] = [];
+    for (const device of devices) {
+      const record = toDeviceRecord(device, windows, context);
+      const to = announcedHealth(record.health, { status: device.healthStatus, changedAt: device.healthChangedAt }, options);
+      if (to === undefined) continue;
+      changes.push({ deviceId: device.id, from: device.healthStatus, to, event: device.healthStatus === null ? null : EVENTS[to], record });
+    }
+    const result = await announceHealth(deps.sql, changes, now);
+    await enqueueDeliveries(deps.webhooksQueue, deps.log, result.deliveries);
+    moved += result.moved.length;
+    if (devices.length < PAGE) break;
+    after = devices.at(-1)!.id;
+  }
+  return moved;
+}

@@ -1,0 +1,131 @@
+import { deviceConnection, type AvailabilityWindows, type DeviceLiveness } from './device-availability.ts';
+
+/**
+ * The health of a device (docs/devices.md, "Health"): `online` and `degraded` only when available,
+ * `degraded` being online with something that keeps it from working well; `offline` when not
+ * available, or silent for the offline timer (`HealthContext.silentSince`).
+ */
+export const HEALTH_STATUSES = ['online', 'degraded', 'offline'] as const;
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+
+/** How a device may say it reaches the mobile network (native heartbeat `network`). */
+export const NETWORK_STATES = ['registered', 'roaming', 'searching', 'denied', 'none', 'no_sim'] as const;
+export type NetworkState = (typeof NETWORK_STATES)[number];
+const NO_SERVICE: readonly NetworkState[] = ['searching', 'denied', 'none', 'no_sim'];
+
+/** Battery at or below this, not charging, is `low_battery`: Android's own "low battery" warning is at 15 %, this leaves time to act. */
+export const LOW_BATTERY_PERCENT = 20;
+/** This many send failures in a row is `send_failures`: one failure is the recipient's, three in a row are the device's. */
+export const FAILURES_IN_A_ROW_DEGRADED = 3;
+
+/** Why a device is degraded or offline, as stable codes (docs/devices.md, "Health"). */
+export const HEALTH_REASONS = ['disabled', 'not_connected', 'low_battery', 'no_service', 'polling_only', 'send_failures', 'budget_exhausted'] as const;
+export type HealthReason = (typeof HEALTH_REASONS)[number];
+
+/** What a device last reported of itself (native heartbeat body, SMS Gate `system:ping`). */
+export interface HealthReport {
+  batteryLevel: number | null;
+  batteryCharging: boolean | null;
+  signalDbm: number | null;
+  network: string | null;
+}
+
+export interface HealthFields extends DeviceLiveness, HealthReport {
+  pushToken: boolean;
+  appVersion: string | null;
+  failuresInARow: number;
+}
+
+/** What other parts of smsgw know of a device that the device row does not hold. */
+export interface HealthContext {
+  /**
+   * A device with no sign of life since then is offline, even while the availability rule still
+   * counts a polling device (DEVICE_OFFLINE_AFTER_SECONDS ago: the alerts' timer).
+   */
+  silentSince?: Date;
+  /** Carrier budgets (issue 18, item 4): no room left in any of the device's windows. */
+  budgetExhausted?: boolean;
+}
+
+/** The context of every device record: the offline timer of DEVICE_OFFLINE_AFTER_SECONDS at `now`. */
+export function healthContext(config: { DEVICE_OFFLINE_AFTER_SECONDS: number }, now: Date): HealthContext {
+  return { silentSince: new Date(now.getTime() - config.DEVICE_OFFLINE_AFTER_SECONDS * 1000) };
+}
+
+export interface DeviceHealth {
+  status: HealthStatus;
+  reasons: HealthReason[];
+  last_seen_at: string | null;
+  connection: 'stream' | 'poll' | null;
+  app_version: string | null;
+  battery: { level: number | null; charging: boolean | null } | null;
+  signal: { dbm: number | null; network: string | null } | null;
+}
+
+export function deviceHealth(device: HealthFields, windows: AvailabilityWindows, context: HealthContext = {}): DeviceHealth {
+  const connected = deviceConnection(device, windows);
+  const silent = context.silentSince !== undefined && (device.lastSeenAt === null || device.lastSeenAt <= context.silentSince);
+  const available = connected.available && !silent;
+  const connection = silent ? null : connected.connection;
+  const reasons: HealthReason[] = [];
+  if (!device.enabled) reasons.push('disabled');
+  else if (!available) reasons.push('not_connected');
+  else {
+    if (device.batteryLevel !== null && device.batteryLevel <= LOW_BATTERY_PERCENT && device.batteryCharging === false) reasons.push('low_battery');
+    if (device.network !== null && (NO_SERVICE as readonly string[]).includes(device.network)) reasons.push('no_service');
+    if (device.pushToken) reasons.push('polling_only');
+    if (device.failuresInARow >= FAILURES_IN_A_ROW_DEGRADED) reasons.push('send_failures');
+    if (context.budgetExhausted) reasons.push('budget_exhausted');
+  }
+  const hasBattery = device.batteryLevel !== null || device.batteryCharging !== null;
+  const hasSignal = device.signalDbm !== null || device.network !== null;
+  return {
+    status: !available ? 'offline' : reasons.length > 0 ? 'degraded' : 'online',
+    reasons,
+    last_seen_at: device.lastSeenAt?.toISOString() ?? null,
+    connection: connection === 'requests' ? 'poll' : connection,
+    app_version: device.appVersion,
+    battery: hasBattery ? { level: device.batteryLevel, charging: device.batteryCharging } : null,
+    signal: hasSignal ? { dbm: device.signalDbm, network: device.network } : null,
+  };
+}
+
+/**
+ * How often an SMS Gate phone is asked to ping (settings `ping.interval_seconds`): twice within the
+ * offline timer, so that one lost ping does not announce a phone offline.
+ */
+export function pingIntervalSeconds(offlineAfterSeconds: number): number {
+  return Math.max(5, Math.floor(offlineAfterSeconds / 2));
+}
+
+/** `AT+CSQ` RSSI (0-31, 99 unknown) in dBm (3GPP 27.007 §8.5): 0 is -113 dBm or less, each step 2 dB. */
+export function csqToDbm(rssi: number): number | null {
+  return Number.isInteger(rssi) && rssi >= 0 && rssi <= 31 ? -113 + 2 * rssi : null;
+}
+
+/** `AT+CREG?` registration status (3GPP 27.007 §7.2) as a network state. */
+export function cregToNetwork(stat: number): NetworkState | null {
+  return ({ 0: 'none', 1: 'registered', 2: 'searching', 3: 'denied', 5: 'roaming' } as Record<number, NetworkState>)[stat] ?? null;
+}
+
+/**
+ * The status a webhook event announces (docs/devices.md, "Alerts"), from the health and the last
+ * announced one. Offline is announced once the device gave no sign of life for `offlineAfterMs`
+ * (its own timer, apart from the routing grace); while it is silent for less, the last
+ * announcement stands. Between online and degraded a change is announced only after the last one
+ * stood `dwellMs`, so a battery at the threshold does not flap; leaving offline is announced at once.
+ * Undefined: nothing to announce.
+ */
+export function announcedHealth(
+  health: DeviceHealth,
+  previous: { status: HealthStatus | null; changedAt: Date | null },
+  options: { now: Date; offlineAfterMs: number; dwellMs: number },
+): HealthStatus | undefined {
+  const seen = health.last_seen_at === null ? 0 : Date.parse(health.last_seen_at);
+  const silent = options.now.getTime() - seen >= options.offlineAfterMs;
+  const next = silent ? 'offline' : health.status === 'offline' ? (previous.status ?? 'offline') : health.status;
+  if (next === previous.status) return undefined;
+  const stood = previous.changedAt === null ? Infinity : options.now.getTime() - previous.changedAt.getTime();
+  if (next !== 'offline' && previous.status !== 'offline' && previous.status !== null && stood < options.dwellMs) return undefined;
+  return next;
+}

@@ -1,0 +1,109 @@
+import type { DeviceEventType, DeviceFields, DeviceRecord, HealthReport, HealthStatus } from '@smsgw/core';
+import type { Sql } from './sql.ts';
+import type { DeliveryRef } from './webhook-deliveries.ts';
+
+/**
+ * The statements of device health (docs/devices.md, "Health" and "Alerts"): what a device reports
+ * of itself, and the announced health status, moved by compare-and-set together with the webhook
+ * deliveries that announce it.
+ */
+
+/** Records a device's report of itself (only the fields it sent) and that it was seen. */
+export async function recordHealthReport(sql: Sql, deviceId: string, report: Partial<HealthReport>, now: Date): Promise<void> {
+  const given = (key: keyof HealthReport) => report[key] !== undefined;
+  await sql.query(
+    `UPDATE devices SET
+       battery_level = CASE WHEN $3 THEN $4::int ELSE battery_level END,
+       battery_charging = CASE WHEN $5 THEN $6::boolean ELSE battery_charging END,
+       signal_dbm = CASE WHEN $7 THEN $8::int ELSE signal_dbm END,
+       network = CASE WHEN $9 THEN $10::text ELSE network END,
+       health_reported_at = $2, last_seen_at = greatest(last_seen_at, $2)
+     WHERE id = $1`,
+    [
+      deviceId, now,
+      given('batteryLevel'), report.batteryLevel ?? null, given('batteryCharging'), report.batteryCharging ?? null,
+      given('signalDbm'), report.signalDbm ?? null, given('network'), report.network ?? null,
+    ],
+  );
+}
+
+/** A device the sweep judges: its record's fields, its user and its last announcement. */
+export interface HealthCandidate extends DeviceFields {
+  userId: string;
+  healthStatus: HealthStatus | null;
+  healthChangedAt: Date | null;
+}
+
+/** Enabled devices that were ever seen (a device is judged from its first request on), a page at a time in id order after `after`. */
+export async function healthCandidates(sql: Sql, options: { after?: string; limit: number }): Promise<HealthCandidate[]> {
+  const { rows } = await sql.query<Record<string, never>>(
+    `SELECT id, user_id, name, enabled, protocol, last_seen_at, stream_seen_at, app_version, push_token, sim_cards,
+            rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day, battery_level, battery_charging, signal_dbm, network,
+            failures_in_a_row, created_at, updated_at, health_status, health_changed_at
+     FROM devices WHERE enabled AND deleted_at IS NULL AND last_seen_at IS NOT NULL AND id > $1::uuid ORDER BY id LIMIT $2`,
+    [options.after ?? '00000000-0000-0000-0000-000000000000', options.limit],
+  );
+  return rows.map((r: Record<string, unknown>) => ({
+    id: r.id as string, userId: r.user_id as string, name: r.name as string, enabled: r.enabled as boolean,
+    protocol: r.protocol as DeviceFields['protocol'], lastSeenAt: r.last_seen_at as Date | null, streamSeenAt: r.stream_seen_at as Date | null,
+    appVersion: r.app_version as string | null, pushToken: r.push_token as boolean, simCards: r.sim_cards,
+    rateLimitPerMinute: r.rate_limit_per_minute as number | null, rateLimitPerHour: r.rate_limit_per_hour as number | null,
+    rateLimitPerDay: r.rate_limit_per_day as number | null, batteryLevel: r.battery_level as number | null,
+    batteryCharging: r.battery_charging as boolean | null, signalDbm: r.signal_dbm as number | null, network: r.network as string | null,
+    failuresInARow: r.failures_in_a_row as number, createdAt: r.created_at as Date, updatedAt: r.updated_at as Date,
+    healthStatus: r.health_status as HealthStatus | null, healthChangedAt: r.health_changed_at as Date | null,
+  }));
+}
+
+/** One announcement: the status moves from `from` to `to`; `event` null records it without a webhook event (a device's first status). */
+export interface HealthChange {
+  deviceId: string;
+  from: HealthStatus | null;
+  to: HealthStatus;
+  event: DeviceEventType | null;
+  record: DeviceRecord;
+}
+
+/**
+ * Moves each device's announced status if it is still `from` (so of two dispatchers judging the
+ * same device, one moves it), and writes in the same statement one delivery per enabled endpoint of
+ * the device's user subscribed to the event. Returns the devices moved and the deliveries to enqueue.
+ */
+export async function announceHealth(sql: Sql, changes: HealthChange[], now: Date): Promise<{ moved: string[]; deliveries: DeliveryRef[] }> {
+  if (changes.length === 0) return { moved: [], deliveries: [] };
+  const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
+    `WITH c AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[]) AS c(id, from_status, to_status, event, record)
+     ), moved AS (
+       UPDATE devices d SET health_status = c.to_status, health_changed_at = $6
+       FROM c WHERE d.id = c.id AND d.health_status IS NOT DISTINCT FROM c.from_status
+       RETURNING d.id, d.user_id, c.event, c.record
+     ), hooks AS (
+       INSERT INTO webhook_deliveries (id, webhook_id, user_id, type, occurred_at, data)
+       SELECT gen_random_uuid(), w.id, w.user_id, moved.event, $6, moved.record
+       FROM moved JOIN webhooks w ON w.user_id = moved.user_id AND w.enabled
+       WHERE moved.event IS NOT NULL AND moved.event = ANY(w.events)
+       RETURNING id, webhook_id
+     )
+     SELECT 'moved' AS kind, id, NULL::uuid AS webhook_id FROM moved
+     UNION ALL SELECT 'delivery', id, webhook_id FROM hooks`,
+    [
+      changes.map((c) => c.deviceId), changes.map((c) => c.from), changes.map((c) => c.to), changes.map((c) => c.event),
+      changes.map((c) => JSON.stringify(c.record)), now,
+    ],
+  );
+  return {
+    moved: rows.filter((r) => r.kind === 'moved').map((r) => r.id),
+    deliveries: rows.filter((r) => r.kind === 'delivery').map((r) => ({ id: r.id, webhookId: r.webhook_id! })),
+  };
+}
+
+/** Enabled devices by their announced health status (the status of the alerts), for the metrics. */
+export async function devicesByHealth(sql: Sql): Promise<Record<HealthStatus, number>> {
+  const { rows } = await sql.query<{ status: HealthStatus | null; count: string }>(
+    `SELECT coalesce(health_status, 'offline') AS status, count(*) AS count FROM devices WHERE enabled AND deleted_at IS NULL GROUP BY 1`,
+  );
+  const counts: Record<HealthStatus, number> = { online: 0, degraded: 0, offline: 0 };
+  for (const row of rows) counts[row.status as HealthStatus] = Number(row.count);
+  return counts;
+}
