@@ -64,7 +64,8 @@ describe('modem agent: initialisation', () => {
     h = await startHarness(world);
     h.startAgent();
     await ready(h);
-    expect(h.modem.commands.slice(0, INIT.length)).toEqual(INIT);
+    // The SIM is listed (AT+CMGL=4) once the modem is ready, on the agent's own time.
+    await vi.waitFor(() => expect(h.modem.commands.slice(0, INIT.length)).toEqual(INIT), { timeout: 10_000 });
   });
 
   it('enters the SIM PIN when the SIM asks for it', async () => {

@@ -122,8 +122,10 @@ async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOu
   }
   if (statusCode === 410) {
     const reason = `The endpoint answered 410 Gone at ${at.toISOString()}; smsgw stopped sending to it. Enable it again once it accepts events.`;
-    await recordDeliveryAttempt(sql, delivery.id, { outcome: 'failed', statusCode, error: result.error, at, nextAttemptAt: null });
+    // The endpoint first: once its delivery shows the 410, no new event is written to it (and a
+    // crash in between leaves the delivery to the outbox, which abandons it as disabled).
     await disableWebhook(sql, delivery.webhookId, reason, at);
+    await recordDeliveryAttempt(sql, delivery.id, { outcome: 'failed', statusCode, error: result.error, at, nextAttemptAt: null });
     deps.log.info({ webhookId: delivery.webhookId }, 'webhook endpoint disabled: 410 Gone');
     return { outcome: 'disabled' };
   }
