@@ -61,11 +61,11 @@ function decodeSubmitted(pdu: string) {
 
 describe('modem agent: initialisation', () => {
   it('initialises the modem in PDU mode with +CMTI and +CDS, then lists the SIM', async () => {
-    h = await startHarness(world);
-    h.startAgent();
-    await ready(h);
+    const harness = (h = await startHarness(world));
+    harness.startAgent();
+    await ready(harness);
     // The SIM is listed (AT+CMGL=4) once the modem is ready, on the agent's own time.
-    await vi.waitFor(() => expect(h.modem.commands.slice(0, INIT.length)).toEqual(INIT), { timeout: 10_000 });
+    await vi.waitFor(() => expect(harness.modem.commands.slice(0, INIT.length)).toEqual(INIT), { timeout: 10_000 });
   });
 
   it('enters the SIM PIN when the SIM asks for it', async () => {
