@@ -1,31 +1,19 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { assignMessages, createDevice, deleteDevice, offerMessages } from '@smsgw/db';
 import { enqueueDispatch, roundRobinKey } from '@smsgw/queue';
-import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
+import { createTestUser, send, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import type { Dispatcher } from './dispatcher.ts';
-import { startTestDispatcher } from './testing/test-dispatcher.ts';
+import { useDispatcherTestApi } from './testing/test-dispatcher.ts';
 import { applyDeviceReports } from './handlers/apply-reports.ts';
 
+const harness = useDispatcherTestApi();
 let api: TestApi;
-const running: Dispatcher[] = [];
-
-beforeAll(async () => {
-  api = await startTestApi();
+beforeAll(() => {
+  api = harness.api;
 });
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((d) => d.close()));
-});
-afterAll(async () => {
-  await api?.close();
-});
-
-async function startDispatcher(env: Record<string, string> = {}): Promise<Dispatcher> {
-  const dispatcher = await startTestDispatcher(api, env);
-  running.push(dispatcher);
-  return dispatcher;
-}
+const startDispatcher = (env: Record<string, string> = {}): Promise<Dispatcher> => harness.start(env);
 
 /**
  * A user with an API key and `n` available devices (each has just made a request), each with its
@@ -109,8 +97,7 @@ describe('round-robin', () => {
     const first = await startDispatcher();
     await sendSingles(apiKey, 1);
     await waitUntilAssigned(userId, 1);
-    await first.close();
-    running.splice(running.indexOf(first), 1);
+    await first.close(); // closing again after the test changes nothing
 
     // A new process: with a cursor of its own it would start again at the first device, giving it 101.
     await startDispatcher();
