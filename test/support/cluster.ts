@@ -94,7 +94,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const outputs = new Map<string, string[]>();
   // CLUSTER_STDOUT=1 shows the processes' logs (pino writes to stdout), when a run needs a look.
   function start(name: string, kind: ProcessKind, extra: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ['--enable-source-maps', `dist/${kind}.mjs`], {
+    // CLUSTER_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the processes of a run.
+    const flags = process.env.CLUSTER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+    const child = spawn(process.execPath, [...flags, '--enable-source-maps', `dist/${kind}.mjs`], {
       cwd: ROOT,
       env: { ...env, ...extra },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,12 +2,26 @@ import type { Redis } from 'ioredis';
 
 /**
  * A user's live events (`GET /api/v1/events`): the dispatchers and the API publish them through
- * one Redis pub/sub channel per queue prefix, one message per batch of changes and user, never
- * one per message; every API process subscribes once and hands them to that user's open streams.
- * They are hints: a client re-reads what it shows when its stream reconnects.
+ * one Redis pub/sub channel per user, one message per batch of changes, never one per message. An
+ * API process subscribes to a user's channel while it holds one of the user's streams, so that it
+ * never reads the events of users it serves no stream to, and publishers that must read Postgres to
+ * build the events first ask which users listen at all (`usersListening`): with no stream open,
+ * status changes cost no read. They are hints: a client re-reads what it shows when its stream
+ * (re)opens, which happens after the subscription, so nothing committed before it is missed.
  */
-export function userEventsChannel(prefix: string): string {
-  return `${prefix}:user-events`;
+export function userEventsChannel(prefix: string, userId: string): string {
+  return `${userEventsPrefix(prefix)}${userId}`;
+}
+
+function userEventsPrefix(prefix: string): string {
+  return `${prefix}:user-events:`;
+}
+
+/** The users with at least one open event stream on any API process: one PUBSUB CHANNELS. */
+export async function usersListening(redis: Redis, prefix: string): Promise<Set<string>> {
+  const base = userEventsPrefix(prefix);
+  const channels = (await redis.pubsub('CHANNELS', `${base.replace(/[*?[\]\\]/g, '\\$&')}*`)) as string[];
+  return new Set(channels.map((channel) => channel.slice(base.length)));
 }
 
 /**
@@ -30,14 +44,13 @@ export interface UserEventBatch {
   events: UserEvent[];
 }
 
-/** Publishes the events, one message per user (in one round trip). */
+/** Publishes the events, one message per user on the user's channel (in one round trip). */
 export async function publishUserEvents(redis: Redis, prefix: string, events: { userId: string; event: UserEvent }[]): Promise<void> {
   if (events.length === 0) return;
   const byUser = new Map<string, UserEvent[]>();
   for (const { userId, event } of events) byUser.set(userId, [...(byUser.get(userId) ?? []), event]);
-  const channel = userEventsChannel(prefix);
   const pipeline = redis.pipeline();
-  for (const [userId, list] of byUser) pipeline.publish(channel, JSON.stringify({ user_id: userId, events: list } satisfies UserEventBatch));
+  for (const [userId, list] of byUser) pipeline.publish(userEventsChannel(prefix, userId), JSON.stringify({ user_id: userId, events: list } satisfies UserEventBatch));
   await pipeline.exec();
 }
 

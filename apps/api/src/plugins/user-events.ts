@@ -2,25 +2,43 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { parseUserEventBatch, userEventsChannel, type UserEvent } from '@smsgw/queue';
 
+/** Subscribes this process to a user's channel, or leaves it (the first and last stream of the user here). */
+export interface UserChannels {
+  subscribe(userId: string): Promise<void>;
+  unsubscribe(userId: string): Promise<void>;
+}
+
 /**
- * The users' live events on this API process (`GET /api/v1/events`). One Redis subscription per
- * process receives every user's batches (published by the dispatchers and the API processes) and
- * hands them to that user's open streams.
+ * The users' live events on this API process (`GET /api/v1/events`). The process subscribes to a
+ * user's Redis channel while it holds one of the user's streams (`@smsgw/queue` user-events), and
+ * hands the batches published there (by the dispatchers and the API processes) to those streams.
  */
 export class UserEventHub {
   private readonly listeners = new Map<string, Set<(events: UserEvent[]) => void>>();
   private readonly closers = new Set<() => void>();
   private isClosed = false;
 
-  /** Calls `listener` with each batch of the user's events until the returned function is called. */
-  listen(userId: string, listener: (events: UserEvent[]) => void): () => void {
+  constructor(private readonly channels: UserChannels) {}
+
+  /**
+   * Calls `listener` with each batch of the user's events until `stop` is called; `subscribed`
+   * settles once this process hears the user's channel (events published before may be missed).
+   */
+  listen(userId: string, listener: (events: UserEvent[]) => void): { subscribed: Promise<void>; stop: () => void } {
     let set = this.listeners.get(userId);
+    // Redis applies a connection's SUBSCRIBE and UNSUBSCRIBE in the order they were sent, so a
+    // stream opening while the last one's unsubscribe is on its way ends subscribed.
+    const subscribed = set ? Promise.resolve() : this.channels.subscribe(userId);
     if (!set) this.listeners.set(userId, (set = new Set()));
     set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(userId) === set) this.listeners.delete(userId);
+    const stop = () => {
+      if (!set.delete(listener)) return;
+      if (set.size === 0 && this.listeners.get(userId) === set) {
+        this.listeners.delete(userId);
+        void this.channels.unsubscribe(userId).catch(() => undefined);
+      }
     };
+    return { subscribed, stop };
   }
 
   /** How many listeners (open streams) the user has here. */
@@ -58,16 +76,19 @@ declare module 'fastify' {
 
 export const userEvents = fp(
   async (app: FastifyInstance) => {
-    const hub = new UserEventHub();
-    // A subscribed connection can do nothing else, so it is a connection of its own.
+    // A subscribed connection can do nothing else, so it is a connection of its own; ioredis
+    // subscribes again to every channel it held when it reconnects.
     const subscriber = app.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
-    const channel = userEventsChannel(app.config.QUEUE_PREFIX);
+    const prefix = app.config.QUEUE_PREFIX;
+    const hub = new UserEventHub({
+      subscribe: async (userId) => void (await subscriber.subscribe(userEventsChannel(prefix, userId))),
+      unsubscribe: async (userId) => void (await subscriber.unsubscribe(userEventsChannel(prefix, userId))),
+    });
     subscriber.on('message', (from: string, text: string) => {
-      const batch = from === channel ? parseUserEventBatch(text) : null;
-      if (batch) hub.emit(batch.user_id, batch.events);
+      const batch = parseUserEventBatch(text);
+      if (batch && from === userEventsChannel(prefix, batch.user_id)) hub.emit(batch.user_id, batch.events);
     });
     subscriber.on('error', (error: Error) => app.incidents.report('user event subscription failed', error));
-    await subscriber.subscribe(channel);
     app.decorate('userEvents', hub);
     app.addHook('preClose', async () => hub.close());
     app.addHook('onClose', async () => {

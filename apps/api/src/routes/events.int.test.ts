@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { publishUserEvents, type UserEvent } from '@smsgw/queue';
+import { publishUserEvents, usersListening, type UserEvent } from '@smsgw/queue';
 import { call, createTestUser, send, startTestApi, uniquePhone, type TestApi } from '../testing/test-api.ts';
 import { MAX_STREAMS_PER_USER } from './events.ts';
 
@@ -145,6 +145,20 @@ describe('GET /api/v1/events', () => {
     await again.waitFor(() => again.comments > 0);
     expect(again.res.status).toBe(200);
     await Promise.all([...streams, again].map((s) => s.close()));
+  });
+
+  it('listens to a user’s channel only while one of the user’s streams is open', async () => {
+    const user = await createTestUser(api.db);
+    const listening = () => usersListening(api.app.redis, api.config.QUEUE_PREFIX);
+    expect((await listening()).has(user.userId)).toBe(false);
+    const [first, second] = [await openStream(user.apiKey), await openStream(user.apiKey)];
+    await Promise.all([first, second].map((s) => s.waitFor(() => s.comments > 0)));
+    expect((await listening()).has(user.userId)).toBe(true);
+    await first.close();
+    await publishUserEvents(api.app.redis, api.config.QUEUE_PREFIX, [{ userId: user.userId, event: status(crypto.randomUUID(), 'sent') }]);
+    await second.waitFor((frames) => frames.length === 1);
+    await second.close();
+    await vi.waitFor(async () => expect((await listening()).has(user.userId)).toBe(false));
   });
 
   it('writes keepalive comments, and ends the stream after a JWT’s lifetime', async () => {

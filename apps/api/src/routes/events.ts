@@ -77,34 +77,50 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    (request, reply) => {
+    async (request, reply) => {
       const userId = request.auth.user.id;
       const hub = app.userEvents;
       if (hub.count(userId) >= MAX_STREAMS_PER_USER) {
         throw new AppError('rate_limited', `Too many event streams open: at most ${MAX_STREAMS_PER_USER} per user; close one first.`);
       }
-      const res = openEventStream(reply);
-      res.write(': connected\n\n');
-      const stopListening = hub.listen(userId, (events) => {
+      const res = reply.raw;
+      let open = false;
+      let closed = false;
+      let keepalive: NodeJS.Timeout | undefined;
+      let lifetime: NodeJS.Timeout | undefined;
+      let unregister = () => {};
+      const pending: UserEvent[][] = [];
+      const listening = hub.listen(userId, (events) => {
+        if (!open) return void pending.push(events);
         if (res.writableLength > MAX_BUFFERED_BYTES) return close();
         res.write(events.map(eventFrame).join(''));
       });
-      // A comment as often as on device streams keeps proxies from closing an idle stream.
-      const keepalive = setInterval(() => res.write(': keepalive\n\n'), app.config.DEVICE_HEARTBEAT_SECONDS * 1000);
-      // The credentials were checked once, when the stream opened: it lasts no longer than a JWT.
-      const lifetime = setTimeout(() => close(), app.config.JWT_TTL_SECONDS * 1000);
-      let closed = false;
-      let unregister = () => {};
       function close() {
         if (closed) return;
         closed = true;
         clearInterval(keepalive);
         clearTimeout(lifetime);
-        stopListening();
+        listening.stop();
         unregister();
-        res.end();
+        if (open) res.end();
       }
+      // The client may leave while the subscription is on its way.
       res.on('close', close);
+      try {
+        // The stream opens once the user's channel is heard, so a client that re-reads on ': connected' misses nothing.
+        await listening.subscribed;
+      } catch (error) {
+        close();
+        throw error;
+      }
+      if (closed) return reply.hijack();
+      openEventStream(reply);
+      open = true;
+      res.write(`: connected\n\n${pending.flat().map(eventFrame).join('')}`);
+      // A comment as often as on device streams keeps proxies from closing an idle stream.
+      keepalive = setInterval(() => res.write(': keepalive\n\n'), app.config.DEVICE_HEARTBEAT_SECONDS * 1000);
+      // The credentials were checked once, when the stream opened: it lasts no longer than a JWT.
+      lifetime = setTimeout(() => close(), app.config.JWT_TTL_SECONDS * 1000);
       unregister = hub.onClose(close);
     },
   );

@@ -3,7 +3,7 @@ import { REMOTE_CANCEL_VERSION, appVersionAtLeast, isFinal, isUuid } from '@smsg
 import {
   cancelMessages, loadCancelTargets, loadStatusEvents, neverHanded, requestPhoneCancel, type AuthenticatedDevice, type CancelTarget, type Transitioned,
 } from '@smsgw/db';
-import { enqueueWebhookDeliveries, publishCancels, publishUserEvents } from '@smsgw/queue';
+import { enqueueWebhookDeliveries, publishCancels, publishUserEvents, usersListening } from '@smsgw/queue';
 
 /**
  * Cancelling messages (decisions.md, "Cancel"). A message in no device's hands is cancelled at
@@ -78,7 +78,7 @@ async function announce(app: FastifyInstance, done: Transitioned): Promise<void>
     app.incidents.report('webhook enqueue failed: left to the outbox sweep', error);
   }
   try {
-    const changes = await loadStatusEvents(app.sql, done.moved);
+    const changes = await loadStatusEvents(app.sql, done.moved, await usersListening(app.redis, app.config.QUEUE_PREFIX));
     await publishUserEvents(app.redis, app.config.QUEUE_PREFIX, changes.map(({ userId, data }) => ({ userId, event: { type: 'message.status', data } })));
   } catch (error) {
     app.incidents.report('publishing message status events failed', error);

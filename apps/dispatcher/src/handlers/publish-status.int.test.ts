@@ -19,8 +19,12 @@ beforeAll(async () => {
     const batch = parseUserEventBatch(text);
     if (batch) batches.push(batch);
   });
-  await subscriber.subscribe(userEventsChannel(api.config.QUEUE_PREFIX));
 });
+
+/** Listens to the users' channels as an API process holding a stream of theirs does. */
+async function listenTo(...userIds: string[]): Promise<void> {
+  await subscriber.subscribe(...userIds.map((id) => userEventsChannel(api.config.QUEUE_PREFIX, id)));
+}
 afterAll(async () => {
   subscriber?.disconnect();
   await api?.close();
@@ -43,6 +47,7 @@ describe('message status events', () => {
   it('publishes one message per user and batch of assignments, never one per message', async () => {
     const alice = await createTestUser(api.db);
     const bob = await createTestUser(api.db);
+    await listenTo(alice.userId, bob.userId);
     const ids: string[] = [];
     for (const user of [alice, bob]) {
       const res = await send(api.app, user.apiKey, { recipients: [uniquePhone(), uniquePhone(), uniquePhone()], body: 'hi' });
@@ -62,6 +67,7 @@ describe('message status events', () => {
 
   it('publishes the reports a device made, with the state they left', async () => {
     const user = await createTestUser(api.db);
+    await listenTo(user.userId);
     const res = await send(api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hi' });
     const [id] = res.json().message_ids as string[];
     await assignDevices(deps(), [id!]);
@@ -76,11 +82,39 @@ describe('message status events', () => {
 
   it('publishes nothing for no change, and only logs when Redis refuses', async () => {
     const warn = vi.fn();
-    const broken = { ...deps(), redis: { pipeline: () => ({ publish: () => undefined, exec: () => Promise.reject(new Error('Redis away')) }) } as never, log: { warn } as never };
+    const redis = deps().redis;
+    const broken = {
+      ...deps(),
+      redis: { pubsub: redis.pubsub.bind(redis), pipeline: () => ({ publish: () => undefined, exec: () => Promise.reject(new Error('Redis away')) }) } as never,
+      log: { warn } as never,
+    };
     await publishStatus(deps(), []);
     const user = await createTestUser(api.db);
+    await listenTo(user.userId);
     const res = await send(api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hi' });
     await expect(publishStatus(broken, res.json().message_ids as string[])).resolves.toBeUndefined();
     expect(warn).toHaveBeenCalledOnce();
+  });
+
+  it('reads nothing and publishes nothing for users with no stream open, and only their events for the others', async () => {
+    const quiet = await createTestUser(api.db);
+    const heard = await createTestUser(api.db);
+    await listenTo(heard.userId);
+    const ids: string[] = [];
+    for (const user of [quiet, heard]) ids.push(...((await send(api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hi' })).json().message_ids as string[]));
+    await drain(1);
+    const queries: unknown[][] = [];
+    const counting = { ...deps(), sql: { query: (...args: unknown[]) => (queries.push(args), (api.sql.query as (...a: unknown[]) => unknown)(...args)) } as never };
+
+    await subscriber.unsubscribe(); // every channel of the earlier tests too: no stream open at all
+    await publishStatus(counting, ids);
+    expect(queries).toHaveLength(0);
+
+    await listenTo(heard.userId);
+    await publishStatus(counting, ids);
+    expect(queries).toHaveLength(1);
+    await vi.waitFor(() => expect(batches).toHaveLength(1));
+    expect(batches[0]!.user_id).toBe(heard.userId);
+    expect(batches[0]!.events.map((e) => e.data.id)).toEqual([ids[1]]);
   });
 });
