@@ -23,6 +23,9 @@ import { SweepSchedule } from './sweep-schedule.ts';
 const NO_DEVICE_RETRY_MIN_MS = 5_000;
 const NO_DEVICE_RETRY_MAX_MS = 300_000;
 
+// Most report jobs (device requests, each up to the device protocol's limit of reports) applied together.
+const REPORT_JOBS_PER_BATCH = 64;
+
 // A job that found Postgres or Redis away runs again after this long.
 const UNAVAILABLE_RETRY_MS = 1000;
 
@@ -96,6 +99,17 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     return outcomes;
   }, config.DISPATCH_BATCH_SIZE);
 
+  // The report jobs taken together (one per device request) are applied together: one statement
+  // per lifecycle step for all of them. Each job's result is the number of its reports that applied.
+  const reporter = new Batcher<JobPayload<'device.reports'>, number>(async (payloads) => {
+    const { applied, deliveries } = await applyDeviceReports(sql, payloads);
+    for (const { status } of applied) metrics.transitions.inc({ state: status });
+    await enqueueDeliveries(webhooksQueue, log, deliveries);
+    await publishStatus({ sql, redis, config, log }, applied.map((a) => a.id));
+    const moved = new Set(applied.map((a) => a.id));
+    return payloads.map((payload) => payload.reports.filter((r) => moved.has(r.id)).length);
+  }, REPORT_JOBS_PER_BATCH);
+
   // One handler per job of the catalog: a job name without a handler does not compile.
   const handlers: { [N in JobName]: Handler<N> } = {
     'message.dispatch': async ({ messageId }, job, token) => {
@@ -104,13 +118,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       if (outcome === 'no_device') return runAgainAt(job, token, Date.now() + noDeviceRetryDelay(Date.now() - job.timestamp));
       return outcome;
     },
-    'device.reports': async (payload) => {
-      const { applied, deliveries } = await applyDeviceReports(sql, [payload]);
-      for (const { status } of applied) metrics.transitions.inc({ state: status });
-      await enqueueDeliveries(webhooksQueue, log, deliveries);
-      await publishStatus({ sql, redis, config, log }, applied.map((a) => a.id));
-      return applied.length;
-    },
+    'device.reports': (payload) => reporter.add(payload),
     'webhook.deliver': async ({ deliveryId, webhookId }, job, token) => {
       const result = await deliverWebhook(deliverDeps, { deliveryId, webhookId, slotToken: `${job.id}:${token}` });
       if (result.outcome === 'attempted' && result.retryAt !== undefined) return runAgainAt(job, token, result.retryAt);
