@@ -26,3 +26,4 @@ export * from './device-record.ts';
 export * from './pairing-steps.ts';
 export * from './opt-out.ts';
 export * from './sticky-sender.ts';
+export * from './queue-deadline.ts';

@@ -36,3 +36,4 @@ export * from './store-send.ts';
 export * from './opt-outs.ts';
 export * from './user-settings.ts';
 export * from './sticky-senders.ts';
+export * from './queue-deadline.ts';

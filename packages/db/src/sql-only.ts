@@ -16,3 +16,4 @@ export * from './pacing.ts';
 export * from './device-health.ts';
 export * from './store-send.ts';
 export * from './sticky-senders.ts';
+export * from './queue-deadline.ts';

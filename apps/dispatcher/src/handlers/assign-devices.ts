@@ -50,7 +50,7 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
   const pacing = new DevicePacing(deps.redis, config.QUEUE_PREFIX);
   const movable = new Map(roundRobin.map((m) => [m.id, m.userId]));
   const { assignments, waiting, limited } = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools: devices });
-  const assigned = await assignMessages(sql, { assignments, now });
+  const assigned = await assignMessages(sql, { assignments, now, maxQueueSeconds: config.MAX_QUEUE_SECONDS });
   await releaseUnassigned(pacing, assignments, assigned, limited);
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
   await publishStatus(deps, [...goneFailed.moved, ...assigned.map((a) => a.id)]);
