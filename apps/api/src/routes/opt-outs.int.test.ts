@@ -83,6 +83,31 @@ describe('opt-out keywords from incoming SMS', () => {
     expect(await listed(owner.apiKey)).toEqual([]);
   });
 
+  it('takes the latest SMS of a sender in one batch, and a repeat of an SMS already stored changes nothing', async () => {
+    const { apiKey, devices } = await createTestUser(api.db);
+    const post = (messages: object[]) =>
+      api.app.inject({ method: 'POST', url: '/api/v1/device/inbound', headers: { authorization: `Bearer ${devices[0]!.token}` }, payload: { messages } });
+    const [a, b] = [uniquePhone(), uniquePhone()];
+    const stopA = { id: randomUUID(), from: a, message: 'STOP', received_at: '2026-11-26T10:00:00.000Z' };
+    const startA = { id: randomUUID(), from: a, message: 'START', received_at: '2026-11-26T10:00:05.000Z' };
+    const startB = { id: randomUUID(), from: b, message: 'START', received_at: '2026-11-26T10:00:00.000Z' };
+    const stopB = { id: randomUUID(), from: b, message: 'stop', received_at: '2026-11-26T10:00:05.000Z' };
+    expect((await post([startA, stopA, startB, stopB])).statusCode).toBe(202);
+    expect(await listed(apiKey)).toEqual([b]);
+
+    await nativeInbound(devices[0]!.token, a, 'STOP');
+    await nativeInbound(devices[0]!.token, a, 'START');
+    // The device posts the first STOP again (a lost answer): stored once, it opts out no one.
+    expect((await post([stopA])).json()).toMatchObject({ stored: 0, duplicates: 1 });
+    expect(await listed(apiKey)).toEqual([b]);
+  });
+
+  it('never lists a sender that is not an E.164 number', async () => {
+    const { apiKey, devices } = await createTestUser(api.db);
+    await nativeInbound(devices[0]!.token, 'MYBANK', 'STOP');
+    expect(await listed(apiKey)).toEqual([]);
+  });
+
   it('ignores a keyword inside a longer text, and every keyword while the user turned them off', async () => {
     const { apiKey, devices } = await createTestUser(api.db);
     await nativeInbound(devices[0]!.token, uniquePhone(), 'please stop');
