@@ -88,17 +88,19 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
        SELECT $2::uuid, $1::uuid, $3::int, $5::timestamptz WHERE $2::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM charged)
      ),
      stored AS (
+       INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
+                             send_at, valid_until, sim_number)
+       SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint
+         FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number NOT IN (SELECT phone FROM opted)
+     ),
+     moved AS (
        INSERT INTO messages AS s (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
                              send_at, valid_until, sim_number, state, failed_at, error)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
-              CASE WHEN o.phone IS NULL THEN 'pending' ELSE 'failed' END::message_state,
-              CASE WHEN o.phone IS NULL THEN NULL ELSE $5::timestamptz END, CASE WHEN o.phone IS NULL THEN NULL ELSE ${failure}::text END
-         FROM (${rows}) AS m(id, to_number, body, segments, encoding) LEFT JOIN opted o ON o.phone = m.to_number
-         WHERE EXISTS (SELECT 1 FROM charged)
-       RETURNING s.id, s.user_id, s.device_id, s.state, s.failed_at AS at, s.error,
-         CASE WHEN s.state = 'failed' THEN to_jsonb(s) END AS snapshot
+              'failed', $5::timestamptz, ${failure}::text
+         FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number IN (SELECT phone FROM opted)
+       RETURNING s.id, s.user_id, s.device_id, s.failed_at AS at, s.error, to_jsonb(s) AS snapshot
      ),
-     moved AS (SELECT * FROM stored WHERE state = 'failed'),
      history AS (INSERT INTO message_events (message_id, state, device_id, at, detail) SELECT id, 'failed', NULL, at, error FROM moved),
      ${webhookEventsCte(p(['message.failed']))}
      SELECT (SELECT device FROM gate) AS device, EXISTS (SELECT 1 FROM charged) AS charged,
