@@ -30,6 +30,8 @@ import receivedRoutes from './routes/sms/received.ts';
 import devicePairingRoutes from './routes/device-pairings.ts';
 import eventRoutes from './routes/events.ts';
 import smsStatsRoutes from './routes/sms/stats.ts';
+import settingsRoutes from './routes/settings.ts';
+import optOutRoutes from './routes/opt-outs.ts';
 import { consoleApp } from './plugins/console.ts';
 
 type LoggerOptions = Exclude<NonNullable<FastifyServerOptions['logger']>, boolean>;
@@ -116,6 +118,8 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(smsRoutes);
   await app.register(receivedRoutes);
   await app.register(devicePairingRoutes);
+  await app.register(settingsRoutes);
+  await app.register(optOutRoutes);
   await app.register(eventRoutes);
   await app.register(smsStatsRoutes);
   await app.register(consoleApp);

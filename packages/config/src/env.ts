@@ -63,6 +63,10 @@ export const DeviceEnv = Type.Object({
   }),
   DEVICE_CLOCK_SKEW_SECONDS: Integer({ default: 300, minimum: 0, maximum: 3600, description: 'How long after validUntil smsgw waits for a phone\'s own report before failing the message (phone clocks drift).' }),
   MESSAGE_TTL_SECONDS: Integer({ default: 86400, description: 'A message not handed to a device within this time fails as expired; it is also the latest validUntil.' }),
+  MAX_QUEUE_SECONDS: Integer({
+    default: 36000,
+    description: 'A message not handed to a device within this time from its creation (or its send_at) fails "expired before it could be sent"; a message\'s own valid_until or ttl_seconds replaces it. 10 hours, as Twilio\'s queue.',
+  }),
   DEVICE_OFFLINE_AFTER_SECONDS: Integer({
     default: 120,
     minimum: 10,

@@ -24,3 +24,6 @@ export * from './app-version.ts';
 export * from './device-health.ts';
 export * from './device-record.ts';
 export * from './pairing-steps.ts';
+export * from './opt-out.ts';
+export * from './sticky-sender.ts';
+export * from './queue-deadline.ts';

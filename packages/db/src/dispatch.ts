@@ -1,5 +1,7 @@
 import { statesLeadingTo, type MessageEventType, type MessageState } from '@smsgw/core';
+import { beforeQueueDeadline } from './queue-deadline.ts';
 import type { Sql } from './sql.ts';
+import { stickyFromAssignedCte } from './sticky-senders.ts';
 import { TRANSITIONED_SELECT, toTransitioned, webhookEventsCte, type Transitioned } from './webhook-deliveries.ts';
 
 /** The dispatcher's statements: assignment, failure, reports. Each is one statement per batch. */
@@ -14,14 +16,16 @@ export interface PendingMessage {
   sendAt: Date | null;
   /** Not handed to a device by then, it fails. */
   validUntil: Date | null;
+  /** With sendAt, where MAX_QUEUE_SECONDS counts from when validUntil is null. */
+  createdAt: Date;
 }
 
 export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<PendingMessage[]> {
   const { rows } = await sql.query<{
     id: string; user_id: string; requested_device_id: string | null; device_id: string | null; gone: boolean; send_at: Date | null;
-    valid_until: Date | null;
+    valid_until: Date | null; created_at: Date;
   }>(
-    `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone, m.send_at, m.valid_until
+    `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone, m.send_at, m.valid_until, m.created_at
      FROM messages m LEFT JOIN devices d ON d.id = m.requested_device_id
      WHERE m.id = ANY($1::uuid[]) AND m.state = 'pending'`,
     [ids],
@@ -34,34 +38,42 @@ export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<Pend
     requestedDeviceGone: r.gone === true,
     sendAt: r.send_at,
     validUntil: r.valid_until,
+    createdAt: r.created_at,
   }));
 }
 
-/** The error of a message that no device took before its valid_until. */
+/** The error of a message that no device took before its valid_until (or within MAX_QUEUE_SECONDS). */
 export const EXPIRED_BEFORE_SENT = 'expired before it could be sent';
 
 /**
  * Assigns messages to devices (pending -> assigned, compare-and-set); returns those it moved. A
- * message not yet due (send_at) or past its valid_until is never assigned, whichever job runs.
+ * message not yet due (send_at) or past its queue deadline (its valid_until, else
+ * `maxQueueSeconds` from when it was due; none when not given) is never assigned, whichever job
+ * runs. `simNumber` (sticky sender) is used when the message names no SIM itself. The same
+ * statement remembers the device as the recipient's sticky one (`sticky`, for users who have it on).
  */
 export async function assignMessages(
   sql: Sql,
-  options: { assignments: { id: string; deviceId: string }[]; now: Date },
+  options: { assignments: { id: string; deviceId: string; simNumber?: number | null }[]; now: Date; maxQueueSeconds?: number },
 ): Promise<{ id: string; deviceId: string }[]> {
   if (options.assignments.length === 0) return [];
   const { rows } = await sql.query<{ id: string; device_id: string }>(
-    `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::uuid[]) AS t(id, device_id)),
+    `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $6::smallint[]) AS t(id, device_id, sim_number)),
      moved AS (
        UPDATE messages m
-       SET state = 'assigned', device_id = input.device_id, assigned_at = $3, updated_at = $3, assignments = m.assignments + 1
+       SET state = 'assigned', device_id = input.device_id, assigned_at = $3, updated_at = $3, assignments = m.assignments + 1,
+         sim_number = coalesce(m.sim_number, input.sim_number)
        FROM input WHERE m.id = input.id AND m.state = ANY($4::message_state[])
-         AND (m.send_at IS NULL OR m.send_at <= $3) AND (m.valid_until IS NULL OR m.valid_until > $3)
-       RETURNING m.id, m.device_id
+         AND (m.send_at IS NULL OR m.send_at <= $3) AND ${beforeQueueDeadline('m', '$5', '$3')}
+       RETURNING m.id, m.device_id, m.user_id, m.to_number, m.sim_number
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at) SELECT id, 'assigned', device_id, $3 FROM moved
-     )
+     ), ${stickyFromAssignedCte('$3')}
      SELECT id, device_id FROM moved`,
-    [options.assignments.map((a) => a.id), options.assignments.map((a) => a.deviceId), options.now, statesLeadingTo('assigned')],
+    [
+      options.assignments.map((a) => a.id), options.assignments.map((a) => a.deviceId), options.now, statesLeadingTo('assigned'),
+      options.maxQueueSeconds ?? null, options.assignments.map((a) => a.simNumber ?? null),
+    ],
   );
   return rows.map((r) => ({ id: r.id, deviceId: r.device_id }));
 }

@@ -51,3 +51,11 @@ export async function recordIdempotencyKey(q: Queryable, o: KeyOptions & { code:
   );
   return rowCount === 1;
 }
+
+/**
+ * Replaces the response of a key this transaction recorded: for a response completed by the
+ * statement that followed the key (which recipients of a send opted out).
+ */
+export async function amendIdempotencyResponse(q: Queryable, o: { userId: string; key: string; body: object }): Promise<void> {
+  await q.query(`UPDATE idempotency_keys SET response_body = $3::jsonb WHERE user_id = $1::uuid AND key = $2`, [o.userId, o.key, JSON.stringify(o.body)]);
+}

@@ -33,3 +33,7 @@ export * from './pacing.ts';
 export * from './cancel.ts';
 export * from './device-health.ts';
 export * from './store-send.ts';
+export * from './opt-outs.ts';
+export * from './user-settings.ts';
+export * from './sticky-senders.ts';
+export * from './queue-deadline.ts';

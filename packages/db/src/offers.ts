@@ -1,3 +1,4 @@
+import { beforeQueueDeadline } from './queue-deadline.ts';
 import type { Sql } from './sql.ts';
 
 /**
@@ -38,12 +39,13 @@ const ORDER_BY: Record<OfferOrder, string> = {
  * so a message returned here was the device's at that moment and now counts as offered, which
  * keeps the assignment lease from handing it to another device. The device's own `offered_at`
  * records that it takes messages (at most once a second). A disabled or deleted device is offered
- * nothing; nor is a message past its valid_until before its first offer, or one the phone was
- * asked to cancel (it holds it, or it never will).
+ * nothing; nor is a message past its queue deadline before its first offer (its valid_until, else
+ * `maxQueueSeconds` from when it was due; none when not given), or one the phone was asked to
+ * cancel (it holds it, or it never will).
  */
 export async function offerMessages(
   sql: Sql,
-  options: { deviceId: string; limit: number; order: OfferOrder; now: Date },
+  options: { deviceId: string; limit: number; order: OfferOrder; now: Date; maxQueueSeconds?: number },
 ): Promise<OfferedMessage[]> {
   const { deviceId, limit, order, now } = options;
   const { rows } = await sql.query<{
@@ -53,7 +55,7 @@ export async function offerMessages(
     `WITH picked AS (
        SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at, m.send_at, m.valid_until, m.sim_number FROM messages m
        WHERE m.device_id = $1 AND m.state = 'assigned' AND m.cancel_requested_at IS NULL
-         AND (m.offered_at IS NOT NULL OR m.valid_until IS NULL OR m.valid_until > $3)
+         AND (m.offered_at IS NOT NULL OR ${beforeQueueDeadline('m', '$4', '$3')})
          AND EXISTS (SELECT 1 FROM devices d WHERE d.id = $1 AND d.enabled AND d.deleted_at IS NULL)
        ORDER BY ${ORDER_BY[order]}
        LIMIT $2
@@ -66,7 +68,7 @@ export async function offerMessages(
        WHERE id = $1 AND EXISTS (SELECT 1 FROM picked) AND (offered_at IS NULL OR offered_at < $3 - interval '1 second')
      )
      SELECT * FROM picked ORDER BY ${ORDER_BY[order]}`,
-    [deviceId, limit, now],
+    [deviceId, limit, now, options.maxQueueSeconds ?? null],
   );
   return rows.map((r) => ({
     id: r.id, to: r.to_number, body: r.body, createdAt: r.created_at, offeredAt: r.offered_at ?? now, sendAt: r.send_at, validUntil: r.valid_until,

@@ -8,6 +8,7 @@ import type { UserRow } from './users.ts';
 import { foreignGroupIds, groupMemberPhones } from './groups.ts';
 import type { MessageTexts } from './messages.ts';
 import { inTransaction, storeSend, type Queryable, type StoredSend } from './store-send.ts';
+import type { DeliveryRef } from './webhook-deliveries.ts';
 
 /** The `message.status` live event of a message just stored (the shape of @smsgw/queue's `UserEvent`). */
 export interface QueuedEvent {
@@ -31,6 +32,8 @@ export interface SendDeps {
   sql: Sql;
   /** Enqueues one dispatch job per message, in one round trip, delayed until `at` if given (`enqueueDispatch` on the dispatch queue). */
   enqueueDispatch: (messageIds: readonly string[], at: Date | null) => Promise<void>;
+  /** Enqueues webhook deliveries (`enqueueWebhookDeliveries` on the webhooks queue): the `message.failed` of opted-out recipients. */
+  enqueueWebhookDeliveries: (deliveries: DeliveryRef[]) => Promise<void>;
   /** Publishes the user's live events (GET /api/v1/events): `publishUserEvents` on QUEUE_PREFIX. */
   publishUserEvents: (events: QueuedEvent[]) => Promise<void>;
   config: Pick<
@@ -44,6 +47,8 @@ export interface SendDeps {
 /** Stores the request's Idempotency-Key with the response, in the transaction of the messages. */
 export interface SendRecorder {
   record(client: Queryable, body: object): Promise<void>;
+  /** Replaces the recorded response in the same transaction (when some recipients opted out). */
+  amend(client: Queryable, body: object): Promise<void>;
 }
 
 export interface SendInput {
@@ -66,6 +71,8 @@ export interface SendResponse {
   recipients_count: number;
   status: 'accepted';
   batch_id?: string;
+  /** The recipients on the user's opt-out list: their messages are stored failed, never sent, not charged. */
+  opted_out?: string[];
 }
 
 // Postgres text cannot hold U+0000, and an unpaired UTF-16 surrogate is not a character: it would be
@@ -124,32 +131,46 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
     ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing, simNumber: simNumber ?? null,
   };
   const charge = { period: quotaPeriod(now).start, limit: user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT };
-  // One statement stores it all (atomic by itself); with an Idempotency-Key, the key goes first in
-  // a transaction of the two, so that a concurrent duplicate waits at the key.
+  // One statement stores it all (atomic by itself).
   const { idempotency } = input;
-  const accepted = (stored: StoredSend) => {
-    // In the order of decisions.md ("Sending"): the named device, availability, then quota.
+  const accepted = (stored: StoredSend): StoredSend => {
+    // In the order of decisions.md ("Sending"): the named device, opt-outs, availability, then quota.
     if (stored.device === 'missing') throw deviceNotFound(input.deviceId!);
+    if (stored.device === 'opted_out') throw new AppError('recipient_opted_out', optedOutMessage(recipients.length));
     if (stored.device === 'unavailable') throw new AppError('no_devices');
     if (!stored.charged) throw new AppError('quota_exceeded');
+    const optedOut = new Set(stored.optedOut);
+    if (optedOut.size > 0) response.opted_out = recipients.filter((_, i) => optedOut.has(ids[i]!));
+    return stored;
   };
-  if (idempotency) {
-    // A refusal throws inside the transaction: the key is not kept either.
-    await inTransaction(deps.sql, async (client) => {
-      await idempotency.record(client, response);
-      accepted(await storeSend(client, messages, charge, gate));
-    });
-  } else {
-    accepted(await storeSend(deps.sql, messages, charge, gate));
-  }
+  // With an Idempotency-Key, the key goes first in a transaction of the two, so that a concurrent
+  // duplicate waits at the key; which recipients opted out is known after the statement, and then
+  // amends the recorded response.
+  const stored = idempotency
+    ? await inTransaction(deps.sql, async (client) => {
+        await idempotency.record(client, response);
+        // A refusal throws inside the transaction: the key is not kept either.
+        const result = accepted(await storeSend(client, messages, charge, gate));
+        if (result.optedOut.length > 0) await idempotency.amend(client, response);
+        return result;
+      })
+    : accepted(await storeSend(deps.sql, messages, charge, gate));
 
-  // The jobs and the live events go out together (a stalled Redis costs one command timeout, not two).
+  const failed = new Set(stored.optedOut);
+  const queued = ids.filter((id) => !failed.has(id));
+  // The jobs, the webhooks and the live events go out together (a stalled Redis costs one command timeout, not three).
   await Promise.all([
-    deps.enqueueDispatch(ids, timing.sendAt).catch((error: unknown) => {
+    deps.enqueueDispatch(queued, timing.sendAt).catch((error: unknown) => {
       // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
-      deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: ids.length });
+      deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: queued.length });
     }),
-    publishQueued(deps, user.id, ids, batch?.id ?? null, input.deviceId ?? null, now),
+    stored.deliveries.length === 0
+      ? undefined
+      : deps.enqueueWebhookDeliveries(stored.deliveries).catch((error: unknown) => {
+          // The delivery rows are the outbox: the dispatcher's sweep enqueues them.
+          deps.incidents.report('webhook enqueue failed: left to the outbox sweep', error);
+        }),
+    publishQueued(deps, user.id, queued, batch?.id ?? null, input.deviceId ?? null, now),
   ]);
   return response;
 }
@@ -173,6 +194,11 @@ async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise
   const unknown = malformed ?? (await foreignGroupIds(db, { userId, groupIds: [...new Set(groupIds)] }))[0];
   if (unknown !== undefined) throw new AppError('group_not_found', `Group ${unknown} not found.`);
   return groupMemberPhones(db, [...new Set(groupIds)]);
+}
+
+function optedOutMessage(count: number): string {
+  const who = count === 1 ? 'The recipient has' : `All ${count} recipients have`;
+  return `Attempt to send to unsubscribed recipient: ${who} opted out (replied STOP); nothing was sent.`;
 }
 
 function deviceNotFound(deviceId: string): AppError {

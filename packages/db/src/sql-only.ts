@@ -15,3 +15,5 @@ export * from './cancel.ts';
 export * from './pacing.ts';
 export * from './device-health.ts';
 export * from './store-send.ts';
+export * from './sticky-senders.ts';
+export * from './queue-deadline.ts';

@@ -1,7 +1,8 @@
 import type pg from 'pg';
-import type { AvailabilityWindows } from '@smsgw/core';
+import { RECIPIENT_OPTED_OUT, type AvailabilityWindows } from '@smsgw/core';
 import { availableDeviceCondition } from './availability.ts';
 import type { NewMessages } from './messages.ts';
+import { webhookEventsCte, type DeliveryRef } from './webhook-deliveries.ts';
 
 /** A pool or a client of one (inside a transaction): what a statement is run on. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -20,18 +21,27 @@ export interface DeviceGate {
   windows: AvailabilityWindows | null;
 }
 
-/** What a send found: `missing` (the named device is not the user's or not enabled), `unavailable` (no device to send with now). */
+/**
+ * What a send found: `missing` (the named device is not the user's or not enabled), `opted_out`
+ * (every recipient is on the user's opt-out list), `unavailable` (no device to send with now).
+ * `optedOut` are the messages stored failed at once (their recipient opted out), with the
+ * deliveries of their `message.failed` events.
+ */
 export interface StoredSend {
-  device: 'ok' | 'missing' | 'unavailable';
+  device: 'ok' | 'missing' | 'opted_out' | 'unavailable';
   charged: boolean;
+  optedOut: string[];
+  deliveries: DeliveryRef[];
 }
 
 /**
  * Stores a send in one statement, so that it is atomic without a transaction and costs one round
- * trip whatever the number of recipients: the device check, the quota charge (a conditional upsert
- * of the month's row), the batch and every message (one `unnest` insert). Nothing is stored unless
- * the devices are there and the charge stays within `limit`. Without `charge` and `gate`, the rows
- * are stored unconditionally (the benchmark's floor).
+ * trip whatever the number of recipients: the device check, the opt-out list, the quota charge (a
+ * conditional upsert of the month's row), the batch and every message (one `unnest` insert).
+ * Nothing is stored unless the devices are there, some recipient has not opted out and the charge
+ * stays within `limit`. A message to an opted-out recipient is stored `failed` at once, with its
+ * `message.failed` event, and is not charged (docs/decisions.md, "Opt-out"). Without `charge` and
+ * `gate`, the rows are stored unconditionally (the benchmark's floor).
  */
 export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharge | null, gate: DeviceGate | null = null): Promise<StoredSend> {
   const params: unknown[] = [
@@ -57,15 +67,21 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
   }
   let charged = `SELECT 1 WHERE (SELECT device FROM gate) = 'ok'`;
   if (charge) {
-    const [count, limit] = [p(m.ids.length), p(charge.limit)];
+    const [count, limit] = ['(SELECT count FROM charged_count)', p(charge.limit)];
     charged = `INSERT INTO quota_usage (user_id, period, used)
       SELECT $1::uuid, ${p(charge.period)}::date, ${count}::int WHERE ${count}::int <= ${limit}::int AND (SELECT device FROM gate) = 'ok'
       ON CONFLICT (user_id, period) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
         WHERE quota_usage.used + EXCLUDED.used <= ${limit}::int
       RETURNING 1`;
   }
+  const failure = p(RECIPIENT_OPTED_OUT);
   const { rows: result } = await q.query<StoredSend>(
-    `WITH gate AS (SELECT ${device} AS device),
+    `WITH opted AS (SELECT phone FROM opt_outs WHERE user_id = $1::uuid AND phone = ANY($10::text[])),
+     charged_count AS (SELECT (cardinality($9::uuid[]) - (SELECT count(*) FROM opted))::int AS count),
+     gate AS (
+       SELECT CASE WHEN g.device <> 'missing' AND (SELECT count FROM charged_count) = 0 THEN 'opted_out' ELSE g.device END AS device
+       FROM (SELECT ${device} AS device) g
+     ),
      charged AS (${charged}),
      batch AS (
        INSERT INTO batches (id, user_id, recipients_count, created_at)
@@ -75,9 +91,21 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
        INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
                              send_at, valid_until, sim_number)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint
-         FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged)
-     )
-     SELECT (SELECT device FROM gate) AS device, EXISTS (SELECT 1 FROM charged) AS charged`,
+         FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number NOT IN (SELECT phone FROM opted)
+     ),
+     moved AS (
+       INSERT INTO messages AS s (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
+                             send_at, valid_until, sim_number, state, failed_at, error)
+       SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
+              'failed', $5::timestamptz, ${failure}::text
+         FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number IN (SELECT phone FROM opted)
+       RETURNING s.id, s.user_id, s.device_id, s.failed_at AS at, s.error, to_jsonb(s) AS snapshot
+     ),
+     history AS (INSERT INTO message_events (message_id, state, device_id, at, detail) SELECT id, 'failed', NULL, at, error FROM moved),
+     ${webhookEventsCte(p(['message.failed']))}
+     SELECT (SELECT device FROM gate) AS device, EXISTS (SELECT 1 FROM charged) AS charged,
+       ARRAY(SELECT id FROM moved) AS "optedOut",
+       coalesce((SELECT json_agg(json_build_object('id', id, 'webhookId', webhook_id)) FROM hooks), '[]'::json) AS deliveries`,
     params,
   );
   return result[0]!;

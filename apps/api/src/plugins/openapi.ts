@@ -15,6 +15,8 @@ export const TAGS = [
   { name: 'contacts', description: 'The address book.' },
   { name: 'groups', description: 'Contact groups, to send to at once.' },
   { name: 'templates', description: 'Message templates with {{variables}}.' },
+  { name: 'opt-outs', description: 'Numbers that opted out (STOP): sends to them fail at once.' },
+  { name: 'settings', description: 'Your settings: opt-out keywords, sticky sender.' },
   { name: 'webhooks', description: 'Events posted to your endpoints, signed (Standard Webhooks).' },
   { name: 'devices', description: 'Your phones and modems, and pairing a phone.' },
   { name: 'api-keys', description: 'API keys.' },

@@ -14,7 +14,7 @@ import { enqueueReports, enqueueWebhookDeliveries, publishUserEvents, publishWak
 /** The device's assigned messages, marked as offered (an offer is not a claim: see packages/db, offers.ts). */
 export function offer(app: FastifyInstance, device: AuthenticatedDevice, options: { limit: number; order: OfferOrder }): Promise<OfferedMessage[]> {
   if (!device.enabled) return Promise.resolve([]);
-  return offerMessages(app.sql, { deviceId: device.id, ...options, now: new Date() });
+  return offerMessages(app.sql, { deviceId: device.id, ...options, now: new Date(), maxQueueSeconds: app.config.MAX_QUEUE_SECONDS });
 }
 
 export interface ReportsOutcome {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '@smsgw/core';
-import { IDEMPOTENCY_KEY_RETENTION_MS, lookupIdempotencyKey, recordIdempotencyKey, type Queryable } from '@smsgw/db';
+import { IDEMPOTENCY_KEY_RETENTION_MS, amendIdempotencyResponse, lookupIdempotencyKey, recordIdempotencyKey, type Queryable } from '@smsgw/db';
 
 const MAX_KEY_LENGTH = 255;
 const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
@@ -9,6 +9,8 @@ const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
 /** Stores the request's key with its response, in the transaction that stores its work. */
 export interface IdempotencyRecorder {
   record(client: Queryable, body: object): Promise<void>;
+  /** Replaces the recorded response, in the same transaction (once the work completed it). */
+  amend(client: Queryable, body: object): Promise<void>;
 }
 
 /** Thrown inside the transaction when another request with the key committed first: it rolls back. */
@@ -52,6 +54,9 @@ export async function withIdempotencyKey<T>(
     return await handler({
       async record(client, body) {
         if (!(await recordIdempotencyKey(client, { ...options, now: new Date(), code: 200, body }))) throw new KeyTaken();
+      },
+      async amend(client, body) {
+        await amendIdempotencyResponse(client, { userId: options.userId, key, body });
       },
     });
   } catch (error) {

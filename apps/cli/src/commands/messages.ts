@@ -3,7 +3,7 @@ import {
   statusOf, toMessageRecord,
 } from '@smsgw/core';
 import { assertSendableText, findMessage, listMessageEvents, listMessages, sendMessages } from '@smsgw/db';
-import { enqueueDispatch, publishUserEvents } from '@smsgw/queue';
+import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
 import type { Command } from '../command.ts';
 import { warn } from '../context.ts';
 import { notFound, usageError } from '../errors.ts';
@@ -37,6 +37,7 @@ export const messageCommands: Record<string, Command> = {
         {
           db, sql, config, incidents: { report: warn },
           enqueueDispatch: (ids, at) => enqueueDispatch(queues.dispatch, ids, at),
+          enqueueWebhookDeliveries: (deliveries) => enqueueWebhookDeliveries(queues.webhooks, deliveries),
           publishUserEvents: (events) => publishUserEvents(queues.redis, config.QUEUE_PREFIX, events),
         },
         {

@@ -8,6 +8,7 @@ import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { holdBack } from './hold-back.ts';
 import { paceAssignments, type Assignment } from './pace-assignments.ts';
 import { publishStatus } from './publish-status.ts';
+import { pickSticky, withStickySims } from './sticky-choice.ts';
 
 /** `{ waitMs }`: every device that may take the message is at its rate limit; try again then. */
 export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed' | { waitMs: number };
@@ -21,7 +22,8 @@ export interface AssignDeps {
 }
 
 /**
- * Assigns a batch of messages: the named device, or the next available device of the user by a
+ * Assigns a batch of messages: the named device, the recipient's sticky device (when the user has
+ * sticky sender on and that device may take it), or the next available device of the user by a
  * round-robin cursor in Redis shared by every dispatcher (INCRBY hands each message its own slot),
  * then one compare-and-set statement for the batch and one wake-up per device.
  */
@@ -41,7 +43,8 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
     userIds: [...new Set(roundRobin.map((m) => m.userId))],
     windows: availabilityWindows(config, now),
   });
-  const chosen = await pickRoundRobin(deps, roundRobin, devices);
+  const sticky = await pickSticky(sql, roundRobin, devices);
+  const chosen = [...sticky.assignments, ...(await pickRoundRobin(deps, sticky.rest, devices))];
 
   const proposed = pending
     .filter((m) => m.requestedDeviceId && !m.requestedDeviceGone)
@@ -50,7 +53,7 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
   const pacing = new DevicePacing(deps.redis, config.QUEUE_PREFIX);
   const movable = new Map(roundRobin.map((m) => [m.id, m.userId]));
   const { assignments, waiting, limited } = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools: devices });
-  const assigned = await assignMessages(sql, { assignments, now });
+  const assigned = await assignMessages(sql, { assignments: withStickySims(assignments, sticky.choices), now, maxQueueSeconds: config.MAX_QUEUE_SECONDS });
   await releaseUnassigned(pacing, assignments, assigned, limited);
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
   await publishStatus(deps, [...goneFailed.moved, ...assigned.map((a) => a.id)]);

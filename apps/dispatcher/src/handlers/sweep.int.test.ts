@@ -328,14 +328,16 @@ describe('waking a device again', () => {
 
 describe('expiry (MESSAGE_TTL_SECONDS)', () => {
   const DAY = 86_400;
+  // MAX_QUEUE_SECONDS (10 hours) would fail them first: here it is set beyond the TTL, which stays the hard cap.
+  const ttlOnly = () => dispatcherConfig({ MAX_QUEUE_SECONDS: String(2 * DAY) });
 
   it('fails a pending message older than the TTL as expired', async () => {
     const { apiKey } = await createTestUser(api.db, { devices: 1 });
     const id = await sendOne(apiKey, { dropJob: true });
 
-    await sweepAt(DAY - 60);
+    await sweepAt(DAY - 60, ttlOnly());
     expect((await message(id)).state).toBe('pending');
-    const result = await sweepAt(DAY + 1);
+    const result = await sweepAt(DAY + 1, ttlOnly());
 
     expect(result.expired).toBeGreaterThanOrEqual(1);
     const row = await message(id);
@@ -348,7 +350,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     const id = await sendOne(apiKey, { dropJob: true });
     await assign(id, devices[0]!.id);
 
-    await sweepAt(DAY + 1);
+    await sweepAt(DAY + 1, ttlOnly());
 
     const row = await message(id);
     expect([row.state, row.error]).toEqual(['failed', 'Expired: no device took the message within 86400 seconds.']);
@@ -361,7 +363,7 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     const id = await sendOne(apiKey, { deviceId: devices[0]!.id, dropJob: true });
     await assign(id, devices[0]!.id);
 
-    await sweepAt(DAY + 1);
+    await sweepAt(DAY + 1, ttlOnly());
 
     expect(await message(id)).toMatchObject({ state: 'failed', deviceId: devices[0]!.id, error: expect.stringMatching(/^Expired/) });
   });

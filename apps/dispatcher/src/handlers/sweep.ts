@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import type { Redis } from 'ioredis';
 import {
-  EXPIRED_BEFORE_SENT, devicesWithWaitingOffers, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, pastValidUntil, releaseUnclaimed,
+  EXPIRED_BEFORE_SENT, devicesWithWaitingOffers, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, pastQueueDeadline, pastValidUntil, releaseUnclaimed,
   stalePending, unclaimedExhausted,
   type OverdueCursor, type PendingCursor,
   type Sql, type Transitioned,
@@ -62,6 +62,12 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   };
 
   // Expiry first, so that an expired message is not handed back to round-robin just before it fails.
+  // MAX_QUEUE_SECONDS (no stale sends) before MESSAGE_TTL_SECONDS: past both, the message gets the first's error.
+  await pages(async () => {
+    const ids = await pastQueueDeadline(sql, { dueBefore: ago(config.MAX_QUEUE_SECONDS), limit: PAGE });
+    result.expired += await failed(await failMessages(sql, { ids, now, from: ['pending', 'assigned'], error: EXPIRED_BEFORE_SENT }));
+    return ids.length;
+  });
   await pages(async () => {
     const ids = await expiredUnsent(sql, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
     result.expired += await failed(await failMessages(sql, {

@@ -403,6 +403,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/opt-outs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the numbers that opted out, newest first */
+        get: operations["getOptOuts"];
+        put?: never;
+        /** Add a number to the opt-out list (201; 200 with the existing entry when it is listed already) */
+        post: operations["postOptOuts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/opt-outs/{phone}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take a number off the opt-out list (write the + as %2B or as is) */
+        delete: operations["deleteOptOutsByPhone"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/quota": {
         parameters: {
             query?: never;
@@ -418,6 +453,24 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get your settings */
+        get: operations["getSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change your settings (the fields given; the others stay) */
+        patch: operations["patchSettings"];
         trace?: never;
     };
     "/api/v1/sms": {
@@ -1513,6 +1566,43 @@ export interface components {
             /** @description whsec_ + base64 key: verifies the webhook-signature header (Standard Webhooks). */
             secret: string;
         };
+        /**
+         * @description A number that gets no messages from you: a send to it fails at once with "recipient opted out".
+         * @example {
+         *       "phone": "+15551234567",
+         *       "source": "keyword",
+         *       "created_at": "2026-11-26T10:00:00.000Z"
+         *     }
+         */
+        OptOut: {
+            /** Format: date-time */
+            created_at: string;
+            phone: string;
+            /** @description `keyword`: the number replied STOP (or another opt-out keyword); `api`: added here. */
+            source: "keyword" | "api";
+        };
+        /**
+         * @description One page of OptOut records.
+         * @example {
+         *       "data": [
+         *         {
+         *           "phone": "+15551234567",
+         *           "source": "keyword",
+         *           "created_at": "2026-11-26T10:00:00.000Z"
+         *         }
+         *       ],
+         *       "total": 1,
+         *       "limit": 20,
+         *       "offset": 0
+         *     }
+         */
+        OptOutPage: {
+            data: components["schemas"]["OptOut"][];
+            limit: number;
+            offset: number;
+            /** @description How many match, over all pages. */
+            total: number;
+        };
         /** @description A pairing: what to type into the SMS Gate app to enrol one phone. */
         Pairing: {
             /** @description 8 digits, for the app’s "Sign in by code". */
@@ -1629,7 +1719,7 @@ export interface components {
             secret: string;
         };
         /**
-         * @description Accepted: one message per recipient, queued for a device.
+         * @description Accepted: one message per recipient, queued for a device (those to opted-out recipients failed at once).
          * @example {
          *       "message_ids": [
          *         "0195f4c2-7a1e-7c3b-9d2a-3f1e8b6a4c10"
@@ -1642,6 +1732,8 @@ export interface components {
             /** @description Present only when there is more than one recipient. */
             batch_id?: string;
             message_ids: string[];
+            /** @description Present only when some recipients are on the opt-out list: their messages are stored failed ("recipient opted out"), never sent and not charged. */
+            opted_out?: string[];
             recipients_count: number;
             /** @constant */
             status: "accepted";
@@ -1706,6 +1798,19 @@ export interface components {
             variables?: {
                 [key: string]: string;
             };
+        };
+        /**
+         * @description The caller's settings.
+         * @example {
+         *       "opt_out_keywords": true,
+         *       "sticky_sender": false
+         *     }
+         */
+        Settings: {
+            /** @description Incoming STOP/START keywords (whole text, any case) keep the opt-out list. Default true. */
+            opt_out_keywords: boolean;
+            /** @description A recipient gets later messages from the device (and SIM) that last sent to it or received from it, while that device is available. Default false. */
+            sticky_sender: boolean;
         };
         /** @description A message template; {{name}} and {{phone}} are filled per recipient. */
         Template: {
@@ -1895,7 +2000,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: one message per recipient, queued for a device. */
+            /** @description Accepted: one message per recipient, queued for a device (those to opted-out recipients failed at once). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1920,6 +2025,7 @@ export interface operations {
              *     - `too_many_recipients`: Too many recipients in one request.
              *     - `group_not_found`: Group not found.
              *     - `device_not_found`: Device not found or not enabled.
+             *     - `recipient_opted_out`: Attempt to send to unsubscribed recipient
              */
             400: {
                 headers: {
@@ -2073,7 +2179,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: one message per recipient, queued for a device. */
+            /** @description Accepted: one message per recipient, queued for a device (those to opted-out recipients failed at once). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2098,6 +2204,7 @@ export interface operations {
              *     - `too_many_recipients`: Too many recipients in one request.
              *     - `group_not_found`: Group not found.
              *     - `device_not_found`: Device not found or not enabled.
+             *     - `recipient_opted_out`: Attempt to send to unsubscribed recipient
              *     - `template_not_found`: Template not found. (the body has only `message`)
              *     - `template_not_owned`: Template does not belong to user. (the body has only `message`)
              *     - `missing_variable`: Missing variable. (the body has only `message`)
@@ -5136,6 +5243,301 @@ export interface operations {
             };
         };
     };
+    getOptOuts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of OptOut records. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "phone": "+15551234567",
+                     *           "source": "keyword",
+                     *           "created_at": "2026-11-26T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "total": 1,
+                     *       "limit": 20,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OptOutPage"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests, slow down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postOptOuts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+15551234567"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description E.164, as a recipient of a send. */
+                    phone: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A number that gets no messages from you: a send to it fails at once with "recipient opted out". */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "phone": "+15551234567",
+                     *       "source": "keyword",
+                     *       "created_at": "2026-11-26T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OptOut"];
+                };
+            };
+            /** @description A number that gets no messages from you: a send to it fails at once with "recipient opted out". */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "phone": "+15551234567",
+                     *       "source": "keyword",
+                     *       "created_at": "2026-11-26T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OptOut"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             *     - `invalid_phone_number`: Phone number must be in E.164 format
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests, slow down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteOptOutsByPhone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description E.164, as a recipient of a send. */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             *     - `invalid_phone_number`: Phone number must be in E.164 format
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Not Found, error code:
+             *     - `not_found`: Not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests, slow down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getQuota: {
         parameters: {
             query?: never;
@@ -5152,6 +5554,162 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Quota"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests, slow down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "opt_out_keywords": true,
+                     *       "sticky_sender": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests, slow down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "sticky_sender": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Incoming STOP/START keywords (whole text, any case) keep the opt-out list. Default true. */
+                    opt_out_keywords?: boolean;
+                    /** @description A recipient gets later messages from the device (and SIM) that last sent to it or received from it, while that device is available. Default false. */
+                    sticky_sender?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The caller's settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "opt_out_keywords": true,
+                     *       "sticky_sender": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**

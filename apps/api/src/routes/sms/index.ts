@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, isUuid, segmentInfo, statesMatching, toMessageRecord } from '@smsgw/core';
 import { assertSendableText, findMessage, listMessages, sendMessages, type SendDeps, type SendInput } from '@smsgw/db';
-import { enqueueDispatch, publishUserEvents } from '@smsgw/queue';
+import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
 import { IdParams, authErrors, cursorOf, cursorPage } from '../../schemas/common.ts';
 import { errors } from '../../schemas/errors.ts';
 import { Message } from '../../schemas/records.ts';
@@ -11,7 +11,7 @@ import cancelRoutes from './cancel.ts';
 import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse, SendTemplateBody } from './schemas.ts';
 
 const SEND_ERRORS = [
-  'invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found',
+  'invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found', 'recipient_opted_out',
   'quota_exceeded', 'idempotency_key_in_use', 'idempotency_key_reused', 'no_devices', 'service_unavailable',
 ] as const;
 const sendErrors = { ...errors(...SEND_ERRORS), ...authErrors };
@@ -25,6 +25,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: app.config,
     incidents: app.incidents,
     enqueueDispatch: (ids, at) => enqueueDispatch(app.dispatchQueue, ids, at),
+    enqueueWebhookDeliveries: (deliveries) => enqueueWebhookDeliveries(app.webhooksQueue, deliveries),
     publishUserEvents: (events) => publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events),
   });
 

@@ -62,9 +62,12 @@ export const SendResponse = Type.Object({
   recipients_count: Type.Integer(),
   status: Type.Literal('accepted'),
   batch_id: Type.Optional(Type.String({ description: 'Present only when there is more than one recipient.' })),
+  opted_out: Type.Optional(Type.Array(Type.String(), {
+    description: 'Present only when some recipients are on the opt-out list: their messages are stored failed ("recipient opted out"), never sent and not charged.',
+  })),
 }, {
   $id: 'SendAccepted',
-  description: 'Accepted: one message per recipient, queued for a device.',
+  description: 'Accepted: one message per recipient, queued for a device (those to opted-out recipients failed at once).',
   examples: [{ message_ids: ['0195f4c2-7a1e-7c3b-9d2a-3f1e8b6a4c10'], recipients_count: 1, status: 'accepted' }],
 });
 
