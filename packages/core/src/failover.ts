@@ -48,8 +48,7 @@ export interface SendAttempt {
 
 /**
  * The devices a round-robin message may go to now, in pool order: never one it was already
- * attempted on (a retryable failure), nor a paused one; the device of an expired assignment only
- * when it is the only one left.
+ * attempted on (a retryable failure), nor a paused one (quarantined, or at Android's limit).
  */
 export function failoverPool(pool: readonly string[], options: { attempted: ReadonlySet<string>; paused: ReadonlySet<string> }): string[] {
   return pool.filter((device) => !options.attempted.has(device) && !options.paused.has(device));
@@ -81,4 +80,26 @@ export type PauseReason = 'quarantined' | 'limit_exceeded';
 /** Whether a device paused until `pausedUntil` is still out of round-robin at `now`. */
 export function isPaused(pausedUntil: Date | null | undefined, now: Date): boolean {
   return pausedUntil !== null && pausedUntil !== undefined && pausedUntil.getTime() > now.getTime();
+}
+
+/** A device's failover counters, as the failure statement left them. */
+export interface FailoverCounters {
+  id: string;
+  retryableFailuresInARow: number;
+  quarantines: number;
+  pausedUntil: Date | null;
+}
+
+/**
+ * The devices to quarantine now, with the end of each cool-down: those with at least `threshold`
+ * retryable failures in a row that are not paused already. Until it sends a message again a device
+ * keeps its count, so the first failure after a cool-down quarantines it again, for twice as long.
+ */
+export function quarantinesDue(
+  devices: readonly FailoverCounters[],
+  options: { threshold: number; now: Date },
+): { id: string; quarantines: number; until: Date }[] {
+  return devices
+    .filter((d) => d.retryableFailuresInARow >= options.threshold && !isPaused(d.pausedUntil, options.now))
+    .map((d) => ({ id: d.id, quarantines: d.quarantines, until: new Date(options.now.getTime() + quarantineCooldownMs(d.quarantines)) }));
 }

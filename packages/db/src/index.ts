@@ -33,3 +33,4 @@ export * from './pacing.ts';
 export * from './cancel.ts';
 export * from './device-health.ts';
 export * from './store-send.ts';
+export * from './failover.ts';
