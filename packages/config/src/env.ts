@@ -237,6 +237,12 @@ export const DeviceSimConfigSchema = Type.Object({
   SIM_SEND_MS: Type.Integer({ default: 50, minimum: 0, description: 'Simulated time to send one message.' }),
   SIM_DELIVER_MS: Type.Integer({ default: 200, minimum: 0, description: 'Simulated time from sent to the delivery report.' }),
   SIM_FAILURE_RATE: Type.Number({ default: 0, minimum: 0, maximum: 1, description: 'Share of messages that fail to send.' }),
+  SIM_RETRYABLE_FAILURE_RATE: Type.Number({
+    default: 0,
+    minimum: 0,
+    maximum: 1,
+    description: 'Share of messages that fail before they leave the phone (native: `retryable: true`; sms-gate: RESULT_ERROR_NO_SERVICE), for failover tests.',
+  }),
   SIM_POLL_SECONDS: Type.Integer({ default: 10, minimum: 1, description: 'Safety-net poll (sms-gate: pull) interval besides the event stream.' }),
   SIM_CLAIM_LIMIT: Type.Integer({ default: 100, minimum: 1, maximum: 500, description: 'native: messages claimed per request.' }),
   SIM_RECONNECT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'sms-gate: event stream reconnect delay of attempts 1-5 (the app\'s 5 s); 6-10 wait 6 times as long, later ones 12 times.' }),
