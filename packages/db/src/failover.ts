@@ -76,8 +76,8 @@ export async function failOver(
        RETURNING m.id, m.user_id, m.device_id, t.at, m.error, t.limited, to_jsonb(m) AS snapshot
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
-       SELECT id, 'pending', device_id, at, 'Failed before sending; to another device: ' || error FROM retried
-       UNION ALL SELECT id, 'failed', device_id, at, error FROM moved
+       SELECT id, 'pending'::message_state, device_id, at, 'Failed before sending; to another device: ' || error FROM retried
+       UNION ALL SELECT id, 'failed'::message_state, device_id, at, error FROM moved
      ), hits AS (
        SELECT device_id, count(*)::int AS n, bool_or(limited) AS limited
        FROM (SELECT device_id, limited FROM retried UNION ALL SELECT device_id, limited FROM moved) AS h GROUP BY device_id
@@ -148,7 +148,8 @@ export async function releaseFromUnavailable(sql: Sql, options: { windows: Avail
     `WITH picked AS (
        SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
        WHERE m.state = 'assigned' AND m.offered_at IS NULL AND m.requested_device_id IS NULL
-         AND NOT ${availableDeviceCondition('d', '$1', '$2')}
+         -- IS NOT TRUE: a device never seen on a stream makes the condition null, not false.
+         AND ${availableDeviceCondition('d', '$1', '$2')} IS NOT TRUE
        ORDER BY m.assigned_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
      ), moved AS (
        UPDATE messages m SET state = 'pending', updated_at = $4
