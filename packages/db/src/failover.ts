@@ -39,8 +39,9 @@ const CLOSED = 'm.attempts || jsonb_build_array(jsonb_build_object(\'device_id\'
 /**
  * Applies retryable failures: a compare-and-set from `assigned` (offered) or `sending`, on the
  * reporting device's own messages. The attempt is closed (appended to `attempts`, the offer
- * cleared) and the message goes back to `pending` when it names no device, has had fewer than
- * `maxAttempts` devices, and its user has an enabled device it was not attempted on; otherwise it
+ * cleared) and the message goes back to `pending` when it names no device, its user did not ask to
+ * cancel it, it has had fewer than `maxAttempts` devices, and its user has an enabled device it was
+ * not attempted on; otherwise it
  * fails, its error naming every attempt's. A repeated report matches no row. The devices' retryable
  * failures in a row grow by the messages moved, and a limit-exceeded one is paused until
  * `limitPausedUntil`.
@@ -57,7 +58,7 @@ export async function failOver(
        SELECT DISTINCT ON (id) * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::uuid[], $5::boolean[]) AS t(id, at, error, device_id, limited)
      ), t AS (
        SELECT m.id, input.limited, coalesce(input.error, '${DEFAULT_ERROR}') AS error, ${AT} AS at, ${ISO(AT)} AS at_iso,
-         (m.requested_device_id IS NULL AND jsonb_array_length(m.attempts) + 1 < $7
+         (m.requested_device_id IS NULL AND m.cancel_requested_at IS NULL AND jsonb_array_length(m.attempts) + 1 < $7
           AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = m.user_id AND d.enabled AND d.deleted_at IS NULL AND d.id <> m.device_id
                       AND NOT m.attempts @> jsonb_build_array(jsonb_build_object('device_id', d.id)))) AS retry
        FROM messages m JOIN input ON m.id = input.id AND m.device_id = input.device_id
