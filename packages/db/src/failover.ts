@@ -1,4 +1,4 @@
-import type { AvailabilityWindows } from '@smsgw/core';
+import { statesLeadingTo, type AvailabilityWindows } from '@smsgw/core';
 import { availableDeviceCondition } from './availability.ts';
 import type { Sql } from './sql.ts';
 import { webhookEventsCte, type DeliveryRef } from './webhook-deliveries.ts';
@@ -28,6 +28,10 @@ export interface FailedOver {
   /** Each reporting device's counters after the statement. */
   devices: { id: string; retryableFailuresInARow: number; quarantines: number; pausedUntil: Date | null }[];
 }
+
+// The states a retryable failure moves from (the status machine's moves back to `pending`, of a
+// message in its device's hands): the same set moves to `failed` when it is not retried.
+const FAILOVER_FROM = statesLeadingTo('pending').filter((s) => statesLeadingTo('failed').includes(s));
 
 const DEFAULT_ERROR = 'The device reported that sending failed before the message left it.';
 
@@ -62,10 +66,10 @@ export async function failOver(
           AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = m.user_id AND d.enabled AND d.deleted_at IS NULL AND d.id <> m.device_id
                       AND NOT m.attempts @> jsonb_build_array(jsonb_build_object('device_id', d.id)))) AS retry
        FROM messages m JOIN input ON m.id = input.id AND m.device_id = input.device_id
-       WHERE m.state IN ('assigned', 'sending') AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
+       WHERE m.state = ANY($10::message_state[]) AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
      ), retried AS (
        UPDATE messages m SET state = 'pending', updated_at = $6, attempts = ${CLOSED}, offered_at = NULL, sending_at = NULL, error = NULL
-       FROM t WHERE m.id = t.id AND t.retry AND m.state IN ('assigned', 'sending') AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
+       FROM t WHERE m.id = t.id AND t.retry AND m.state = ANY($10::message_state[]) AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
        RETURNING m.id, m.device_id, t.at, t.error, t.limited
      ), moved AS (
        UPDATE messages m SET state = 'failed', updated_at = $6, failed_at = t.at, sending_at = coalesce(m.sending_at, t.at),
@@ -73,7 +77,7 @@ export async function failOver(
          error = CASE WHEN jsonb_array_length(m.attempts) = 0 THEN t.error
            ELSE 'Failed on every device tried (' || (jsonb_array_length(m.attempts) + 1) || '): '
              || (SELECT string_agg(e->>'error', '; ' ORDER BY i) FROM jsonb_array_elements(${CLOSED}) WITH ORDINALITY AS x(e, i)) END
-       FROM t WHERE m.id = t.id AND NOT t.retry AND m.state IN ('assigned', 'sending') AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
+       FROM t WHERE m.id = t.id AND NOT t.retry AND m.state = ANY($10::message_state[]) AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
        RETURNING m.id, m.user_id, m.device_id, t.at, m.error, t.limited, to_jsonb(m) AS snapshot
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
@@ -95,7 +99,7 @@ export async function failOver(
      UNION ALL SELECT 'device', id, NULL, n, q, until FROM counted`,
     [
       failures.map((f) => f.id), failures.map((f) => f.at), failures.map((f) => f.error), failures.map((f) => f.deviceId),
-      failures.map((f) => f.limitExceeded), now, options.maxAttempts, options.limitPausedUntil, ['message.failed'],
+      failures.map((f) => f.limitExceeded), now, options.maxAttempts, options.limitPausedUntil, ['message.failed'], FAILOVER_FROM,
     ],
   );
   const result = empty;
