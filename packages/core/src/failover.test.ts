@@ -38,6 +38,7 @@ describe('isLimitExceeded', () => {
   it('recognises the app’s text and a native device’s own word for it', () => {
     expect(isLimitExceeded(`Send result: ${APP_TEXT.RESULT_ERROR_LIMIT_EXCEEDED}`)).toBe(true);
     expect(isLimitExceeded('LIMIT_EXCEEDED by the carrier')).toBe(true);
+    expect(isLimitExceeded('RESULT_ERROR_LIMIT_EXCEEDED')).toBe(true);
     expect(isLimitExceeded(`Send result: ${APP_TEXT.RESULT_ERROR_NO_SERVICE}`)).toBe(false);
     expect(isLimitExceeded(undefined)).toBe(false);
   });

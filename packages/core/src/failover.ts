@@ -34,9 +34,12 @@ export function isRetryableSmsGateError(error: string | undefined | null): boole
   return result !== undefined && (RETRYABLE_ANDROID_RESULTS as readonly string[]).includes(result);
 }
 
-/** The error text a device reports when Android's sending limit refused the message. */
+/**
+ * Whether a retryable failure's error says Android's sending limit refused the message: the app's
+ * text, or any device's error naming `LIMIT_EXCEEDED` (docs/devices.md, "Failover").
+ */
 export function isLimitExceeded(error: string | undefined | null): boolean {
-  return androidSendResult(error) === 'RESULT_ERROR_LIMIT_EXCEEDED' || /\bLIMIT_EXCEEDED\b/.test(error ?? '');
+  return /LIMIT_EXCEEDED/.test(error ?? '');
 }
 
 /** One device's try at a message, as the record lists it. */
