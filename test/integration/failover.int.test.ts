@@ -212,6 +212,26 @@ describe('quarantine and pause', () => {
     expect(health).toMatchObject({ status: 'degraded', reasons: expect.arrayContaining(['quarantined']) });
 
     for (let i = 0; i < 4; i++) expect((await sendAssigned(apiKey, devices)).device.id).toBe(devices[1]!.id);
+
+    // Once the cool-down is over, the next retryable failure quarantines it again, for twice as long.
+    await api.db.device.update({ where: { id: sick.id }, data: { pausedUntil: new Date(Date.now() - 1000) } });
+    const { id: third } = await sendAssigned(apiKey, devices, sick.id);
+    await failOn(sick, third, NO_SERVICE);
+    const again = await vi.waitFor(async () => {
+      const device = await api.db.device.findUniqueOrThrow({ where: { id: sick.id } });
+      expect(device.quarantines).toBe(2);
+      return device;
+    });
+    expect(again.pausedUntil!.getTime() - Date.now()).toBeGreaterThan(110_000);
+    expect(again.pausedUntil!.getTime() - Date.now()).toBeLessThanOrEqual(120_000);
+
+    // A sent message ends the run: the next quarantine would start at 1 minute again.
+    const { id: fine } = await sendAssigned(apiKey, devices, sick.id);
+    expect(await claimIds(sick)).toContain(fine);
+    await report(sick, [{ id: fine, status: 'sent' }]);
+    await vi.waitFor(async () => {
+      expect(await api.db.device.findUniqueOrThrow({ where: { id: sick.id } })).toMatchObject({ retryableFailuresInARow: 0, quarantines: 0 });
+    });
   });
 
   it('pauses a device that reports Android’s sending limit for LIMIT_EXCEEDED_PAUSE_SECONDS, and gives the message to another', async () => {
