@@ -73,6 +73,11 @@ export async function startDeviceSim(config: DeviceSimConfig, log: Logger): Prom
   async function sendOne(message: ClaimedMessage): Promise<void> {
     if (config.SIM_SEND_MS > 0) await sleep(config.SIM_SEND_MS);
     const now = new Date().toISOString();
+    if (Math.random() < config.SIM_RETRYABLE_FAILURE_RATE) {
+      // Never sent: smsgw may give it to another device, so it is not in `sent`.
+      pendingReports.push({ id: message.id, status: 'failed', error: 'Simulated failure before sending: no service', retryable: true, at: now });
+      return;
+    }
     if (Math.random() < config.SIM_FAILURE_RATE) {
       pendingReports.push({ id: message.id, status: 'failed', error: 'Simulated failure: no network', at: now });
       return;

@@ -12,6 +12,8 @@ const PATCH_CONCURRENCY = 20;
 const REMEMBER_MS = 6 * 3600_000;
 export const TTL_EXPIRED = 'TTL expired';
 export const SIMULATED_FAILURE = 'Send result: RESULT_ERROR_GENERIC_FAILURE (simulated)';
+/** The app's text of Android's refusal without service (MessagesService.kt, resultToErrorMessage): the SMS never left the phone. */
+export const NO_SERVICE = 'Send result: RESULT_ERROR_NO_SERVICE (Failed because service is currently unavailable)';
 
 interface HeldMessage {
   id: string;
@@ -29,6 +31,8 @@ export interface OutboxOptions {
   sendMs: number;
   deliverMs: number;
   failureRate: number;
+  /** Share of messages that fail before leaving the phone, as Android's RESULT_ERROR_NO_SERVICE. */
+  retryableFailureRate: number;
   tzOffset: string;
   retryMs: number;
   /** v1.67+: knows `Cancelling` items and `MessageCancelled`. */
@@ -130,6 +134,10 @@ export class SmsGateOutbox {
       }
       this.move(message, 'Processed');
       if (this.options.sendMs > 0) await sleep(this.options.sendMs);
+      if (Math.random() < this.options.retryableFailureRate) {
+        this.move(message, 'Failed', NO_SERVICE);
+        continue;
+      }
       if (Math.random() < this.options.failureRate) {
         this.move(message, 'Failed', SIMULATED_FAILURE);
         continue;

@@ -49,6 +49,7 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
   const sentLog = new SentLog(config.SIM_LOG_FILE);
   const outbox = new SmsGateOutbox({
     client, log, sentLog, sendMs: config.SIM_SEND_MS, deliverMs: config.SIM_DELIVER_MS, failureRate: config.SIM_FAILURE_RATE,
+    retryableFailureRate: config.SIM_RETRYABLE_FAILURE_RATE,
     tzOffset: config.SIM_TZ_OFFSET, retryMs: config.SIM_RETRY_MS, cancels: atLeast(version, '1.67.0'),
   });
   const inbox = new SmsGateInbox({ client, log, ownNumber, tzOffset: config.SIM_TZ_OFFSET, retryMs: config.SIM_WEBHOOK_RETRY_MS, signal, appVersion: version });

@@ -4,12 +4,13 @@ import { sharedSettings, webhookRetryDelays, type DispatcherConfig } from '@smsg
 import { Batcher, BurstLog, isUnavailable, type Resolver } from '@smsgw/core';
 import { createSql, parkDeliveries, type DeliveryRef } from '@smsgw/db/sql';
 import {
-  JOBS, QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, createWorkerConnection, describeDisagreement, enqueueWebhookDeliveries,
+  JOBS, QUEUES, createDispatchQueue, enqueueDispatch, createProducerConnection, createWebhooksQueue, createWorkerConnection, describeDisagreement, enqueueWebhookDeliveries,
   parsePayload, registerProcessSettings,
   type JobName, type JobPayload, type QueueName,
 } from '@smsgw/queue';
 import { assignDevices, type AssignOutcome } from './handlers/assign-devices.ts';
 import { applyDeviceReports } from './handlers/apply-reports.ts';
+import { applyRetryableFailures } from './handlers/failover.ts';
 import { enqueueDeliveries } from './handlers/enqueue-deliveries.ts';
 import { publishStatus } from './handlers/publish-status.ts';
 import { sweep } from './handlers/sweep.ts';
@@ -99,6 +100,18 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     return outcomes;
   }, config.DISPATCH_BATCH_SIZE);
 
+  /** The payloads' retryable failures: back to round-robin (enqueued here) or failed for good. */
+  const failOverReports = async (payloads: JobPayload<'device.reports'>[]): Promise<string[]> => {
+    const failover = await applyRetryableFailures({ sql, config }, payloads);
+    metrics.transitions.inc({ state: 'pending' }, failover.retried.length);
+    metrics.transitions.inc({ state: 'failed' }, failover.failed.length);
+    if (failover.quarantined.length > 0) log.warn({ devices: failover.quarantined }, 'devices quarantined after retryable failures in a row');
+    // If Redis refuses the jobs, the outbox sweep enqueues the pending messages.
+    if (failover.retried.length > 0) await enqueueDispatch(dispatchQueue, failover.retried).catch((error: unknown) => incidents.report('failover enqueue failed: left to the outbox sweep', error));
+    await enqueueDeliveries(webhooksQueue, log, failover.deliveries);
+    await publishStatus({ sql, redis, config, log }, [...failover.retried, ...failover.failed]);
+    return [...failover.retried, ...failover.failed];
+  };
   // The report jobs taken together (one per device request) are applied together: one statement
   // per lifecycle step for all of them. Each job's result is the number of its reports that applied.
   const reporter = new Batcher<JobPayload<'device.reports'>, number>(async (payloads) => {
@@ -106,7 +119,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
     for (const { status } of applied) metrics.transitions.inc({ state: status });
     await enqueueDeliveries(webhooksQueue, log, deliveries);
     await publishStatus({ sql, redis, config, log }, applied.map((a) => a.id));
-    const moved = new Set(applied.map((a) => a.id));
+    const moved = new Set([...applied.map((a) => a.id), ...(await failOverReports(payloads))]);
     return payloads.map((payload) => payload.reports.filter((r) => moved.has(r.id)).length);
   }, REPORT_JOBS_PER_BATCH);
 

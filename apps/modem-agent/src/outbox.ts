@@ -31,7 +31,7 @@ export class Outbox {
       else if (entry.phase === 'sent') {
         this.queueReport(entry.id, 'sent');
         this.settleReported(entry);
-      } else if (entry.phase === 'final' && entry.outcome) this.queueReport(entry.id, entry.outcome.status, entry.outcome.error);
+      } else if (entry.phase === 'final' && entry.outcome) this.queueReport(entry.id, entry.outcome.status, entry.outcome.error, entry.outcome.retryable);
     }
   }
 
@@ -150,7 +150,9 @@ export class Outbox {
             : isModemUnavailable(error)
               ? `The modem stopped answering during ${label || 'the submission: '}${(error as Error).message}; not sent again, it may have been sent.`
               : `${label}${(error as Error).message}`;
-        this.finish(entry, 'failed', reason);
+        // A +CMS ERROR in answer to the first part's AT+CMGS: no part reached the network, so smsgw
+        // may give the message to another device. Any later part's error, or a timeout, is final.
+        this.finish(entry, 'failed', reason, error instanceof AtError && error.final.kind === 'cms' && i === 0);
         return;
       }
     }
@@ -166,20 +168,20 @@ export class Outbox {
     else if (entry.refs.length > 0 && entry.refs.every((ref) => entry.deliveredRefs.includes(ref))) this.finish(entry, 'delivered');
   }
 
-  private finish(entry: Submission, status: 'delivered' | 'failed', error?: string): void {
-    this.state.update(entry.id, { phase: 'final', outcome: { status, ...(error && { error }) } });
-    this.queueReport(entry.id, status, error);
+  private finish(entry: Submission, status: 'delivered' | 'failed', error?: string, retryable = false): void {
+    this.state.update(entry.id, { phase: 'final', outcome: { status, ...(error && { error }), ...(retryable && { retryable }) } });
+    this.queueReport(entry.id, status, error, retryable);
     this.log.info({ id: entry.id, status, error }, `message ${status}`);
   }
 
   private reportAgain(entry: Submission): void {
-    if (entry.phase === 'final' && entry.outcome) this.queueReport(entry.id, entry.outcome.status, entry.outcome.error);
+    if (entry.phase === 'final' && entry.outcome) this.queueReport(entry.id, entry.outcome.status, entry.outcome.error, entry.outcome.retryable);
     else this.queueReport(entry.id, entry.phase === 'sent' ? 'sent' : 'sending');
   }
 
-  private queueReport(id: string, status: Report['status'], error?: string): void {
+  private queueReport(id: string, status: Report['status'], error?: string, retryable = false): void {
     if (this.reports.some((r) => r.id === id && r.status === status)) return;
-    this.reports.push({ id, status, at: new Date().toISOString(), ...(error && { error }) });
+    this.reports.push({ id, status, at: new Date().toISOString(), ...(error && { error }), ...(retryable && { retryable }) });
   }
 }
 

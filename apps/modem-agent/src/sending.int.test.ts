@@ -5,6 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, Submit, utils } from 'node-pdu';
+import { createDevice } from '@smsgw/db';
 import { call, send, uniquePhone } from '@smsgw/api/testing';
 import { startHarness, startWorld, type Harness, type World } from './testing/harness.ts';
 import { TcpRelay } from './testing/tcp-relay.ts';
@@ -131,6 +132,22 @@ describe('modem agent: sending', () => {
     await waitForState(h, lost, 'sent');
     h.modem.statusReport(h.modem.submitted.at(-1)!.mr, 0x46);
     expect((await waitForState(h, lost, 'failed')).error).toBe('Not delivered: validity period expired (status report 0x46)');
+  });
+
+  it('reports a +CMS ERROR in answer to the first part retryable: nothing reached the network, so smsgw may use another device', async () => {
+    h = await startHarness(world);
+    // Another device of the user, paused: out of round-robin, so the message waits for it instead of leaving at once.
+    const other = await createDevice(h.api.db, { userId: h.user.userId, name: 'other' });
+    await h.api.db.device.update({ where: { id: other.device.id }, data: { lastSeenAt: new Date(), pausedUntil: new Date(Date.now() + 3_600_000) } });
+    h.startAgent();
+    await ready(h);
+    h.modem.failNextSubmit = 38;
+    const id = await sendOne(h, 'refused before it left');
+    await vi.waitFor(async () => expect((await message(h!, id)).attempts).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    expect(await message(h, id)).toMatchObject({
+      state: 'pending',
+      attempts: [{ device_id: h.user.deviceId, error: 'Refused by the modem: network out of order (+CMS ERROR: 38)' }],
+    });
   });
 
   it('fails a message for SIM 2 without submitting it (a modem has one SIM), and sends one for SIM 1', async () => {

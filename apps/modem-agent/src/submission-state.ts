@@ -27,7 +27,8 @@ export interface Submission {
   refs: number[];
   /** Parts whose status report said delivered. */
   deliveredRefs: number[];
-  outcome?: { status: 'delivered' | 'failed'; error?: string };
+  /** `retryable`: refused by the network before any part was accepted (a +CMS ERROR answered the first +CMGS). */
+  outcome?: { status: 'delivered' | 'failed'; error?: string; retryable?: boolean };
   /** When the entry last changed (ISO): old `sent` entries whose reports never came are dropped. */
   at: string;
 }

@@ -18,6 +18,8 @@ export interface Report {
   status: 'sending' | 'sent' | 'delivered' | 'failed';
   error?: string;
   at?: string;
+  /** With `failed`: the SMS provably never left the device, so smsgw may give it to another one. */
+  retryable?: boolean;
 }
 
 /** An incoming SMS as a device reports it; `id` makes a repeat count once. */

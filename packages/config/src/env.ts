@@ -143,6 +143,21 @@ export const DispatcherEnv = Type.Object({
   DISPATCH_BATCH_SIZE: Integer({ default: 500, maximum: 5000, description: 'Most messages assigned in one statement.' }),
   ASSIGN_LEASE_SECONDS: Integer({ default: 60, description: 'An assigned message that its device did not take (claim or pull) within this time goes to another device.' }),
   MAX_ASSIGNMENTS: Integer({ default: 3, maximum: 100, description: 'Assignments of one message before it fails.' }),
+  MAX_SEND_ATTEMPTS: Integer({
+    default: 3,
+    maximum: 10,
+    description: 'Devices a round-robin message may be tried on when each fails it before it leaves (a retryable failure); then it fails with every attempt\'s error.',
+  }),
+  QUARANTINE_AFTER_FAILURES: Integer({
+    default: 5,
+    maximum: 1000,
+    description: 'Retryable failures in a row (no message sent between) after which a device leaves round-robin for a cool-down of 1 minute, doubling with each further quarantine up to 1 hour.',
+  }),
+  LIMIT_EXCEEDED_PAUSE_SECONDS: Integer({
+    default: 300,
+    maximum: 86400,
+    description: 'A device that reports Android\'s sending limit (RESULT_ERROR_LIMIT_EXCEEDED) leaves round-robin for this long.',
+  }),
   SWEEP_INTERVAL_SECONDS: Integer({ default: 5, maximum: 3600, description: 'How often leases, expiry and the outbox are checked.' }),
   MESSAGE_RETENTION_DAYS: Integer({
     default: 0,
@@ -226,6 +241,12 @@ export const DeviceSimConfigSchema = Type.Object({
   SIM_SEND_MS: Type.Integer({ default: 50, minimum: 0, description: 'Simulated time to send one message.' }),
   SIM_DELIVER_MS: Type.Integer({ default: 200, minimum: 0, description: 'Simulated time from sent to the delivery report.' }),
   SIM_FAILURE_RATE: Type.Number({ default: 0, minimum: 0, maximum: 1, description: 'Share of messages that fail to send.' }),
+  SIM_RETRYABLE_FAILURE_RATE: Type.Number({
+    default: 0,
+    minimum: 0,
+    maximum: 1,
+    description: 'Share of messages that fail before they leave the phone (native: `retryable: true`; sms-gate: RESULT_ERROR_NO_SERVICE), for failover tests.',
+  }),
   SIM_POLL_SECONDS: Type.Integer({ default: 10, minimum: 1, description: 'Safety-net poll (sms-gate: pull) interval besides the event stream.' }),
   SIM_CLAIM_LIMIT: Type.Integer({ default: 100, minimum: 1, maximum: 500, description: 'native: messages claimed per request.' }),
   SIM_RECONNECT_MS: Type.Integer({ default: 5000, minimum: 1, description: 'sms-gate: event stream reconnect delay of attempts 1-5 (the app\'s 5 s); 6-10 wait 6 times as long, later ones 12 times.' }),

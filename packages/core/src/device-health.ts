@@ -1,3 +1,4 @@
+import { isPaused } from './failover.ts';
 import { deviceConnection, type AvailabilityWindows, type DeviceLiveness } from './device-availability.ts';
 
 /**
@@ -19,7 +20,9 @@ export const LOW_BATTERY_PERCENT = 20;
 export const FAILURES_IN_A_ROW_DEGRADED = 3;
 
 /** Why a device is degraded or offline, as stable codes (docs/devices.md, "Health"). */
-export const HEALTH_REASONS = ['disabled', 'not_connected', 'low_battery', 'no_service', 'polling_only', 'send_failures', 'budget_exhausted'] as const;
+export const HEALTH_REASONS = [
+  'disabled', 'not_connected', 'low_battery', 'no_service', 'polling_only', 'send_failures', 'budget_exhausted', 'quarantined', 'limit_exceeded',
+] as const;
 export type HealthReason = (typeof HEALTH_REASONS)[number];
 
 /** What a device last reported of itself (native heartbeat body, SMS Gate `system:ping`). */
@@ -34,6 +37,9 @@ export interface HealthFields extends DeviceLiveness, HealthReport {
   pushToken: boolean;
   appVersion: string | null;
   failuresInARow: number;
+  /** Failover: out of round-robin until then (absent: never paused), and why (`quarantined` or `limit_exceeded`). */
+  pausedUntil?: Date | null;
+  pauseReason?: string | null;
 }
 
 /** What other parts of smsgw know of a device that the device row does not hold. */
@@ -45,11 +51,13 @@ export interface HealthContext {
   silentSince?: Date;
   /** Carrier budgets (issue 18, item 4): no room left in any of the device's windows. */
   budgetExhausted?: boolean;
+  /** The moment of judgement: a device paused (failover) until later is degraded. */
+  now?: Date;
 }
 
 /** The context of every device record: the offline timer of DEVICE_OFFLINE_AFTER_SECONDS at `now`. */
 export function healthContext(config: { DEVICE_OFFLINE_AFTER_SECONDS: number }, now: Date): HealthContext {
-  return { silentSince: new Date(now.getTime() - config.DEVICE_OFFLINE_AFTER_SECONDS * 1000) };
+  return { silentSince: new Date(now.getTime() - config.DEVICE_OFFLINE_AFTER_SECONDS * 1000), now };
 }
 
 export interface DeviceHealth {
@@ -76,6 +84,7 @@ export function deviceHealth(device: HealthFields, windows: AvailabilityWindows,
     if (device.pushToken) reasons.push('polling_only');
     if (device.failuresInARow >= FAILURES_IN_A_ROW_DEGRADED) reasons.push('send_failures');
     if (context.budgetExhausted) reasons.push('budget_exhausted');
+    if (context.now && isPaused(device.pausedUntil, context.now)) reasons.push(device.pauseReason === 'limit_exceeded' ? 'limit_exceeded' : 'quarantined');
   }
   const hasBattery = device.batteryLevel !== null || device.batteryCharging !== null;
   const hasSignal = device.signalDbm !== null || device.network !== null;

@@ -27,3 +27,4 @@ export * from './pairing-steps.ts';
 export * from './opt-out.ts';
 export * from './sticky-sender.ts';
 export * from './queue-deadline.ts';
+export * from './failover.ts';

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import type { SendAttempt } from './failover.ts';
 import type { Encoding } from './segments.ts';
 import { MESSAGE_STATES, MESSAGE_STATUSES, statusOf, type MessageState } from './status.ts';
 
@@ -27,6 +28,20 @@ export const MessageRecordSchema = Type.Object(
     send_at: Type.Union([Timestamp, Type.Null()], { description: 'Scheduled: no device gets the message before this moment; null: at once.' }),
     valid_until: Type.Union([Timestamp, Type.Null()], { description: 'Not handed to a device by then, the message fails; null: the service’s time to live.' }),
     sim_number: Type.Union([Type.Integer({ minimum: 1, maximum: 3 }), Type.Null()], { description: 'The SIM slot the device sends from (1-3); null: the device’s default.' }),
+    attempts: Type.Array(
+      Type.Object(
+        {
+          device_id: Type.String({ format: 'uuid' }),
+          error: Type.Union([Type.String(), Type.Null()], { description: 'Why this device did not send it; null: it sent it, or still has it.' }),
+          at: Timestamp,
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'Each device that had the message in hand, in order: those that failed it before it left them (it then went to another device), and the one that has it now or had it last. Empty until a device takes it.',
+      },
+    ),
   },
   { additionalProperties: false },
 );
@@ -52,6 +67,20 @@ export interface MessageFields {
   sendAt?: Date | null;
   validUntil?: Date | null;
   simNumber?: number | null;
+  /** Failover: the earlier devices' closed attempts (absent: none). */
+  attempts?: readonly SendAttempt[];
+  /** When the current device was first offered the message, and when it failed (absent: never). */
+  offeredAt?: Date | null;
+  failedAt?: Date | null;
+}
+
+/** The closed attempts, then the current device's while it has had the message in hand (offered). */
+function attemptsOf(m: MessageFields): SendAttempt[] {
+  const closed = [...(m.attempts ?? [])];
+  if (m.deviceId === null || !m.offeredAt) return closed;
+  const failed = m.state === 'failed';
+  const at = (failed ? m.failedAt : m.sentAt) ?? m.offeredAt;
+  return [...closed, { device_id: m.deviceId, error: failed ? m.error : null, at: at.toISOString() }];
 }
 
 export function toMessageRecord(m: MessageFields): MessageRecord {
@@ -73,5 +102,6 @@ export function toMessageRecord(m: MessageFields): MessageRecord {
     send_at: m.sendAt?.toISOString() ?? null,
     valid_until: m.validUntil?.toISOString() ?? null,
     sim_number: m.simNumber ?? null,
+    attempts: attemptsOf(m),
   };
 }

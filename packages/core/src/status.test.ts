@@ -22,6 +22,7 @@ const ALLOWED = new Set([
   'sending->sent',
   'sending->delivered',
   'sending->failed',
+  'sending->pending',
   'sent->delivered',
   'sent->failed',
   'pending->cancelled',
@@ -57,7 +58,7 @@ describe('status machine', () => {
   });
 
   it.each([
-    ['pending', ['assigned']],
+    ['pending', ['assigned', 'sending']],
     ['assigned', ['pending']],
     ['sending', ['assigned']],
     ['sent', ['assigned', 'sending']],

@@ -11,8 +11,10 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed', 'cancelled'];
 
 /**
- * Allowed moves. Every move is forward except `assigned -> pending`, which is the lease expiry
- * handing back to round-robin a message that its device never took. `failed` is reachable from
+ * Allowed moves. Every move is forward except back to `pending`: from `assigned`, the lease expiry
+ * (or the device going offline) handing back to round-robin a message that its device never took;
+ * from `assigned` (offered) or `sending`, failover, when the device reports that the message failed
+ * before it left it (a retryable failure: failover.ts). `failed` is reachable from
  * every state that is not final; a report may skip `sending` and a delivery report `sent`.
  *
  * An `assigned` message is *offered* once its device has taken it (claim or pull, `offered_at`):
@@ -27,7 +29,7 @@ export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed', 'ca
 const TRANSITIONS: Record<MessageState, readonly MessageState[]> = {
   pending: ['assigned', 'failed', 'cancelled'],
   assigned: ['sending', 'sent', 'delivered', 'pending', 'failed', 'cancelled'],
-  sending: ['sent', 'delivered', 'failed', 'cancelled'],
+  sending: ['sent', 'delivered', 'failed', 'cancelled', 'pending'],
   sent: ['delivered', 'failed'],
   delivered: [],
   failed: [],

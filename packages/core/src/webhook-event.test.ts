@@ -27,7 +27,7 @@ describe('webhookBody', () => {
       data: {
         id: message.id, status: 'delivered', state: 'delivered', to: '+15555550100', message: 'hello', device_id: message.deviceId,
         batch_id: null, segments: 1, encoding: 'GSM-7', created_at: '2026-11-22T10:00:00.000Z', updated_at: '2026-11-22T10:00:02.000Z',
-        sent_at: '2026-11-22T10:00:01.000Z', delivered_at: '2026-11-22T10:00:02.000Z', error: null, send_at: null, valid_until: null, sim_number: null,
+        sent_at: '2026-11-22T10:00:01.000Z', delivered_at: '2026-11-22T10:00:02.000Z', error: null, send_at: null, valid_until: null, sim_number: null, attempts: [],
       },
     });
   });

@@ -18,14 +18,17 @@ export interface PendingMessage {
   validUntil: Date | null;
   /** With sendAt, where MAX_QUEUE_SECONDS counts from when validUntil is null. */
   createdAt: Date;
+  /** Devices that failed it before it left them (failover): never given it again. */
+  attemptedDeviceIds: string[];
 }
 
 export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<PendingMessage[]> {
   const { rows } = await sql.query<{
     id: string; user_id: string; requested_device_id: string | null; device_id: string | null; gone: boolean; send_at: Date | null;
-    valid_until: Date | null; created_at: Date;
+    valid_until: Date | null; created_at: Date; attempted: string[];
   }>(
-    `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone, m.send_at, m.valid_until, m.created_at
+    `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone, m.send_at, m.valid_until, m.created_at,
+       ARRAY(SELECT a->>'device_id' FROM jsonb_array_elements(m.attempts) AS a) AS attempted
      FROM messages m LEFT JOIN devices d ON d.id = m.requested_device_id
      WHERE m.id = ANY($1::uuid[]) AND m.state = 'pending'`,
     [ids],
@@ -39,6 +42,7 @@ export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<Pend
     sendAt: r.send_at,
     validUntil: r.valid_until,
     createdAt: r.created_at,
+    attemptedDeviceIds: r.attempted,
   }));
 }
 

@@ -37,3 +37,4 @@ export * from './opt-outs.ts';
 export * from './user-settings.ts';
 export * from './sticky-senders.ts';
 export * from './queue-deadline.ts';
+export * from './failover.ts';

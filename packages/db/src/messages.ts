@@ -1,4 +1,4 @@
-import type { Encoding, MessageState } from '@smsgw/core';
+import type { Encoding, MessageState, SendAttempt } from '@smsgw/core';
 import { Prisma } from './generated/prisma/client.ts';
 import type { Db } from './client.ts';
 import { pageOf, type Page, type PageRequest } from './paging.ts';
@@ -23,17 +23,21 @@ export interface MessageRow {
   sendAt: Date | null;
   validUntil: Date | null;
   simNumber: number | null;
+  attempts: SendAttempt[];
+  offeredAt: Date | null;
+  failedAt: Date | null;
 }
 
 const messageColumns = {
   id: true, userId: true, batchId: true, deviceId: true, requestedDeviceId: true, to: true, body: true, segments: true, encoding: true,
   state: true, error: true, createdAt: true, updatedAt: true, sentAt: true, deliveredAt: true, sendAt: true, validUntil: true, simNumber: true,
+  attempts: true, offeredAt: true, failedAt: true,
 } as const;
 
 type EncodingColumn = 'GSM_7' | 'UCS_2';
 
-function toRow(row: Omit<MessageRow, 'encoding'> & { encoding: EncodingColumn }): MessageRow {
-  return { ...row, encoding: row.encoding === 'GSM_7' ? 'GSM-7' : 'UCS-2' };
+function toRow(row: Omit<MessageRow, 'encoding' | 'attempts'> & { encoding: EncodingColumn; attempts: unknown }): MessageRow {
+  return { ...row, encoding: row.encoding === 'GSM_7' ? 'GSM-7' : 'UCS-2', attempts: row.attempts as SendAttempt[] };
 }
 
 /** The texts of a send: one text for every recipient, or one text per recipient (templates). */
@@ -71,7 +75,7 @@ export interface MessageFilter extends PageRequest {
 const LIST_COLUMNS = Prisma.sql`id, user_id AS "userId", batch_id AS "batchId", device_id AS "deviceId", requested_device_id AS "requestedDeviceId",
   to_number AS "to", body, segments, encoding::text AS encoding, state::text AS state, error, created_at AS "createdAt",
   updated_at AS "updatedAt", sent_at AS "sentAt", delivered_at AS "deliveredAt", send_at AS "sendAt", valid_until AS "validUntil",
-  sim_number AS "simNumber"`;
+  sim_number AS "simNumber", attempts, offered_at AS "offeredAt", failed_at AS "failedAt"`;
 
 /** A page of the user's messages, newest first (paging.ts: keyset or offset, a capped total). */
 export async function listMessages(db: Db, f: MessageFilter): Promise<Page<MessageRow>> {

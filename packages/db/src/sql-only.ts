@@ -17,3 +17,4 @@ export * from './device-health.ts';
 export * from './store-send.ts';
 export * from './sticky-senders.ts';
 export * from './queue-deadline.ts';
+export * from './failover.ts';

@@ -72,6 +72,9 @@ export function messageFromSnapshot(data: Record<string, unknown>): MessageField
     sendAt: date(data.send_at),
     validUntil: date(data.valid_until),
     simNumber: (data.sim_number as number | null | undefined) ?? null,
+    attempts: (data.attempts as MessageFields['attempts'] | undefined) ?? [],
+    offeredAt: date(data.offered_at),
+    failedAt: date(data.failed_at),
   };
 }
 

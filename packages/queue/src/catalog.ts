@@ -24,6 +24,11 @@ export const DeviceReport = Type.Object(
     status: Type.Enum(['sending', 'sent', 'delivered', 'failed'], { description: '`sending`: the device has the message (the acknowledgement).' }),
     error: Type.Optional(Type.String({ maxLength: 1000, description: 'Why the message failed, as the device saw it.' })),
     at: Type.Optional(Type.String({ format: 'date-time', description: 'When it happened on the device; default: when received.' })),
+    retryable: Type.Optional(
+      Type.Boolean({
+        description: 'With `failed`: true only when the SMS provably never left the device (nothing reached the network); smsgw may then give the message to another device. Default false: the failure is final.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import { applyReports, type DeliveryRef, type ReportInput, type ReportStatus, type Sql } from '@smsgw/db/sql';
 import type { JobPayload } from '@smsgw/queue';
+import { isRetryableFailure } from './failover.ts';
 
 export interface AppliedReports {
   /** The transitions that happened; duplicates and backward reports are not among them. */
@@ -19,7 +20,8 @@ export async function applyDeviceReports(sql: Sql, payloads: JobPayload<'device.
   const inputs = (status: ReportStatus): ReportInput[] =>
     payloads.flatMap((payload) =>
       payload.reports
-        .filter((r) => r.status === status)
+        // Retryable failures have a statement of their own (failover.ts).
+        .filter((r) => r.status === status && !isRetryableFailure(r))
         .map((r) => ({ id: r.id, deviceId: payload.deviceId, at: new Date(r.at ?? payload.receivedAt), error: r.error ?? null })),
     );
   const steps = [

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
-import { availabilityWindows } from '@smsgw/core';
-import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Sql, type PendingMessage } from '@smsgw/db/sql';
+import { availabilityWindows, failoverPool, pickDevice } from '@smsgw/core';
+import { assignMessages, availableDevices, failMessages, loadPendingMessages, pausedDevices, type Sql, type PendingMessage } from '@smsgw/db/sql';
 import { DevicePacing, publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { holdBack } from './hold-back.ts';
@@ -43,8 +43,11 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
     userIds: [...new Set(roundRobin.map((m) => m.userId))],
     windows: availabilityWindows(config, now),
   });
-  const sticky = await pickSticky(sql, roundRobin, devices);
-  const chosen = [...sticky.assignments, ...(await pickRoundRobin(deps, sticky.rest, devices))];
+  // Failover: paused devices are out of round-robin (and sticky choices), and a message never goes back to a device it failed on.
+  const paused = await pausedDevices(sql, { userIds: [...devices.keys()], now });
+  const pools = new Map([...devices].map(([userId, pool]) => [userId, failoverPool(pool, { attempted: new Set(), paused })]));
+  const sticky = await pickSticky(sql, roundRobin, pools);
+  const chosen = [...sticky.assignments, ...(await pickRoundRobin(deps, sticky.rest, devices, paused))];
 
   const proposed = pending
     .filter((m) => m.requestedDeviceId && !m.requestedDeviceGone)
@@ -52,9 +55,11 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
     .concat(chosen);
   const pacing = new DevicePacing(deps.redis, config.QUEUE_PREFIX);
   const movable = new Map(roundRobin.map((m) => [m.id, m.userId]));
-  const { assignments, waiting, limited } = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools: devices });
+  const paced = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools });
+  const { waiting, limited } = paced;
+  const assignments = paced.assignments.filter((a) => !byId.get(a.id)?.attemptedDeviceIds.includes(a.deviceId));
   const assigned = await assignMessages(sql, { assignments: withStickySims(assignments, sticky.choices), now, maxQueueSeconds: config.MAX_QUEUE_SECONDS });
-  await releaseUnassigned(pacing, assignments, assigned, limited);
+  await releaseUnassigned(pacing, paced.assignments, assigned, limited);
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
   await publishStatus(deps, [...goneFailed.moved, ...assigned.map((a) => a.id)]);
 
@@ -77,6 +82,7 @@ async function pickRoundRobin(
   deps: AssignDeps,
   messages: PendingMessage[],
   devices: Map<string, string[]>,
+  paused: ReadonlySet<string>,
 ): Promise<{ id: string; deviceId: string }[]> {
   const byUser = new Map<string, PendingMessage[]>();
   for (const m of messages) if (devices.has(m.userId)) byUser.set(m.userId, [...(byUser.get(m.userId) ?? []), m]);
@@ -95,10 +101,9 @@ async function pickRoundRobin(
     const pool = devices.get(userId)!;
     const start = Number(end) - list.length;
     list.forEach((message, i) => {
-      let device = pool[(start + i) % pool.length]!;
       // A message whose lease expired goes to another device when there is one.
-      if (device === message.previousDeviceId && pool.length > 1) device = pool[(start + i + 1) % pool.length]!;
-      picks.push({ id: message.id, deviceId: device });
+      const device = pickDevice(failoverPool(pool, { attempted: new Set(message.attemptedDeviceIds), paused }), start + i, message.previousDeviceId);
+      if (device !== undefined) picks.push({ id: message.id, deviceId: device });
     });
   });
   return picks;

@@ -17,6 +17,8 @@ export interface StickyPicks {
  */
 export async function pickSticky(sql: Sql, messages: PendingMessage[], pools: Map<string, string[]>): Promise<StickyPicks> {
   const choices = stickyChoices(messages, await stickyDevicesOf(sql, messages.map((m) => m.id)), pools);
+  // Failover: a message never goes back to a device it failed on, sticky or not.
+  for (const m of messages) if (m.attemptedDeviceIds.includes(choices.get(m.id)?.deviceId ?? '')) choices.delete(m.id);
   return {
     assignments: messages.filter((m) => choices.has(m.id)).map((m) => ({ id: m.id, deviceId: choices.get(m.id)!.deviceId })),
     rest: messages.filter((m) => !choices.has(m.id)),

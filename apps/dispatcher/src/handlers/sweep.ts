@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import type { Redis } from 'ioredis';
+import { availabilityWindows } from '@smsgw/core';
 import {
-  EXPIRED_BEFORE_SENT, devicesWithWaitingOffers, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, pastQueueDeadline, pastValidUntil, releaseUnclaimed,
+  EXPIRED_BEFORE_SENT, devicesWithWaitingOffers, releaseFromUnavailable, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, pastQueueDeadline, pastValidUntil, releaseUnclaimed,
   stalePending, unclaimedExhausted,
   type OverdueCursor, type PendingCursor,
   type Sql, type Transitioned,
@@ -79,6 +80,15 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   await pages(async () => {
     const ids = await pastValidUntil(sql, { now, limit: PAGE });
     result.expired += await failed(await failMessages(sql, { ids, now, from: ['pending', 'assigned'], error: EXPIRED_BEFORE_SENT }));
+    return ids.length;
+  });
+
+  // Failover: what a device that went offline was assigned and never offered goes back at once.
+  await pages(async () => {
+    const ids = await releaseFromUnavailable(sql, { windows: availabilityWindows(config, now), limit: PAGE, now });
+    await enqueue(deps, ids);
+    await publishStatus(deps, ids);
+    result.reassigned += ids.length;
     return ids.length;
   });
 

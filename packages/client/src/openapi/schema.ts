@@ -1280,7 +1280,7 @@ export interface components {
             connection: "stream" | "poll" | null;
             last_seen_at: string | null;
             /** @description Why it is degraded or offline (docs/devices.md, "Health"). */
-            reasons: ("disabled" | "not_connected" | "low_battery" | "no_service" | "polling_only" | "send_failures" | "budget_exhausted")[];
+            reasons: ("disabled" | "not_connected" | "low_battery" | "no_service" | "polling_only" | "send_failures" | "budget_exhausted" | "quarantined" | "limit_exceeded")[];
             signal: {
                 dbm: number | null;
                 network: string | null;
@@ -1406,6 +1406,18 @@ export interface components {
          *     }
          */
         Message: {
+            /** @description Each device that had the message in hand, in order: those that failed it before it left them (it then went to another device), and the one that has it now or had it last. Empty until a device takes it. */
+            attempts: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds.
+                 */
+                at: string;
+                /** Format: uuid */
+                device_id: string;
+                /** @description Why this device did not send it; null: it sent it, or still has it. */
+                error: string | null;
+            }[];
             batch_id: string | null;
             /**
              * Format: date-time
@@ -3767,6 +3779,8 @@ export interface operations {
                         error?: string;
                         /** @description Message id. */
                         id: string;
+                        /** @description With `failed`: true only when the SMS provably never left the device (nothing reached the network); smsgw may then give the message to another device. Default false: the failure is final. */
+                        retryable?: boolean;
                         /**
                          * @description `sending`: the device has the message (the acknowledgement).
                          * @enum {unknown}

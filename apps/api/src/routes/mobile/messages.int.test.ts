@@ -149,7 +149,7 @@ describe('PATCH /message', () => {
       { id: sent, status: 'sent', at: t(2).toISOString() },
       { id: delivered, status: 'sent', at: t(2).toISOString() },
       { id: delivered, status: 'delivered', at: t(5).toISOString() },
-      { id: failed, status: 'failed', at: t(3).toISOString(), error: 'Send result: RESULT_ERROR_NO_SERVICE (4)' },
+      { id: failed, status: 'failed', at: t(3).toISOString(), error: 'Send result: RESULT_ERROR_NO_SERVICE (4)', retryable: true },
       { id: cancelled, status: 'failed', at: t(4).toISOString(), error: 'Cancelled on the device.' },
     ]);
   });

@@ -24,6 +24,17 @@ describe('reportsOfSnapshot', () => {
     expect(of('toString')).toEqual([]);
   });
 
+  it('marks a failure retryable only when the app’s error names an Android result that never left the phone', () => {
+    const failed = (error: string) => reportsOfSnapshot({ id: 'a', state: 'Failed', recipients: [{ phoneNumber: '+15551234567', state: 'Failed', error }] }, arrival);
+    const noService = 'Send result: RESULT_ERROR_NO_SERVICE (Failed because service is currently unavailable)';
+    expect(failed(noService)).toEqual([{ id: 'a', status: 'failed', error: noService, retryable: true }]);
+    const generic = 'Send result: RESULT_ERROR_GENERIC_FAILURE (Generic failure cause)';
+    expect(failed(generic)).toEqual([{ id: 'a', status: 'failed', error: generic }]);
+    expect(failed('Delivery result from SC +4912345: 64')).toEqual([{ id: 'a', status: 'failed', error: 'Delivery result from SC +4912345: 64' }]);
+    // The report job accepts the flag.
+    expect(() => parsePayload('device.reports', { deviceId: randomUUID(), receivedAt: arrival.toISOString(), reports: failed(noService) })).not.toThrow();
+  });
+
   it('reads no state from the object prototype', () => {
     expect(reportsOfSnapshot({ id: 'a', state: 'Processed', states: {} }, arrival)).toEqual([{ id: 'a', status: 'sending' }]);
   });

@@ -1,5 +1,5 @@
 import { Compile } from 'typebox/compile';
-import { parseDeviceDate } from '@smsgw/core';
+import { isRetryableSmsGateError, parseDeviceDate } from '@smsgw/core';
 import type { DeviceReport } from '@smsgw/queue';
 import { Snapshot } from './wire.ts';
 
@@ -34,8 +34,11 @@ export function reportsOfSnapshot(element: unknown, receivedAt: Date): DeviceRep
       return [{ id, status: 'sent', ...at('Sent') }];
     case 'Delivered':
       return [...(Object.hasOwn(states, 'Sent') ? [{ id, status: 'sent' as const, ...at('Sent') }] : []), { id, status: 'delivered', ...at('Delivered') }];
-    case 'Failed':
-      return [{ id, status: 'failed', ...at('Failed'), ...errorOf(element.recipients) }];
+    case 'Failed': {
+      // The app says only in its error text whether the SMS left the phone (docs/devices.md, "Failover").
+      const error = errorOf(element.recipients);
+      return [{ id, status: 'failed', ...at('Failed'), ...error, ...(isRetryableSmsGateError(error.error) && { retryable: true }) }];
+    }
     case 'Cancelled':
       return [{ id, status: 'failed', ...at('Cancelled'), error: CANCELLED_ERROR }];
     default:

@@ -76,6 +76,7 @@ describe('GET /api/v1/sms/:id', () => {
       send_at: null,
       valid_until: null,
       sim_number: null,
+      attempts: [],
     });
     expect(record.created_at).toMatch(ISO_MS);
     expect(record.updated_at).toMatch(ISO_MS);
