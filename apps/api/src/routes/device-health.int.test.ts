@@ -72,7 +72,7 @@ describe('health from the native heartbeat', () => {
     await heartbeat(device.token);
     const { userId } = await api.db.device.findUniqueOrThrow({ where: { id: device.id } });
     const messages = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 7; i++) {
       messages.push(await api.db.message.create({
         data: { id: crypto.randomUUID(), userId, deviceId: device.id, to: '+15550000000', body: 'x', segments: 1, encoding: 'GSM_7', state: 'sending' },
       }));
@@ -85,6 +85,11 @@ describe('health from the native heartbeat', () => {
     expect(await device.health()).toMatchObject({ status: 'degraded', reasons: ['send_failures'] });
     await move(messages[3]!.id, 'sent');
     expect(await device.health()).toMatchObject({ status: 'online', reasons: [] });
+    // One statement that fails several (as a report of a batch does) counts each of them.
+    await api.sql.query(`WITH moved AS (UPDATE messages SET state = 'failed' WHERE id = ANY($1::uuid[]) RETURNING id) SELECT count(*) FROM moved`, [
+      messages.slice(4).map((m) => m.id),
+    ]);
+    expect(await device.health()).toMatchObject({ status: 'degraded', reasons: ['send_failures'] });
   });
 
   it('is offline with a reason when never connected, or disabled', async () => {
