@@ -1,5 +1,5 @@
 import {
-  AppError, type BurstLog, type SendTimingInput, availabilityWindows, isE164, isUuid, newId, quotaPeriod, sendTiming,
+  AppError, RECIPIENT_OPTED_OUT, type BurstLog, type SendTimingInput, availabilityWindows, isE164, isUuid, newId, quotaPeriod, sendTiming,
 } from '@smsgw/core';
 import type { ApiConfig } from '@smsgw/config';
 import type { Db } from './client.ts';
@@ -10,14 +10,17 @@ import type { MessageTexts } from './messages.ts';
 import { inTransaction, storeSend, type Queryable, type StoredSend } from './store-send.ts';
 import type { DeliveryRef } from './webhook-deliveries.ts';
 
-/** The `message.status` live event of a message just stored (the shape of @smsgw/queue's `UserEvent`). */
+/**
+ * The `message.status` live event of a message just stored (the shape of @smsgw/queue's
+ * `UserEvent`): queued, or failed at once (its recipient opted out).
+ */
 export interface QueuedEvent {
   userId: string;
   event: {
     type: 'message.status';
     data: {
-      id: string; status: 'queued'; state: 'pending'; batch_id: string | null; device_id: string | null; error: null;
-      created_at: string; updated_at: string; sent_at: null; delivered_at: null; failed_at: null;
+      id: string; status: 'queued' | 'failed'; state: 'pending' | 'failed'; batch_id: string | null; device_id: string | null; error: string | null;
+      created_at: string; updated_at: string; sent_at: null; delivered_at: null; failed_at: string | null;
     };
   };
 }
@@ -170,18 +173,22 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
           // The delivery rows are the outbox: the dispatcher's sweep enqueues them.
           deps.incidents.report('webhook enqueue failed: left to the outbox sweep', error);
         }),
-    publishQueued(deps, user.id, queued, batch?.id ?? null, input.deviceId ?? null, now),
+    publishQueued(deps, user.id, { queued, failed: stored.optedOut }, batch?.id ?? null, input.deviceId ?? null, now),
   ]);
   return response;
 }
 
-/** The user's live events (GET /api/v1/events): the new messages, queued. Best effort, as every event. */
-async function publishQueued(deps: SendDeps, userId: string, ids: string[], batchId: string | null, deviceId: string | null, now: Date): Promise<void> {
+/** The user's live events (GET /api/v1/events): the new messages, queued or failed. Best effort, as every event. */
+async function publishQueued(
+  deps: SendDeps, userId: string, ids: { queued: string[]; failed: string[] }, batchId: string | null, deviceId: string | null, now: Date,
+): Promise<void> {
   const at = now.toISOString();
-  const data = { status: 'queued', state: 'pending', batch_id: batchId, device_id: deviceId, error: null, created_at: at, updated_at: at } as const;
+  const common = { batch_id: batchId, device_id: deviceId, created_at: at, updated_at: at, sent_at: null, delivered_at: null } as const;
+  const queued = { ...common, status: 'queued', state: 'pending', error: null, failed_at: null } as const;
+  const failed = { ...common, status: 'failed', state: 'failed', error: RECIPIENT_OPTED_OUT, failed_at: at } as const;
   try {
-    const events = ids.map((id) => ({ userId, event: { type: 'message.status' as const, data: { id, ...data, sent_at: null, delivered_at: null, failed_at: null } } }));
-    await deps.publishUserEvents(events);
+    const event = (id: string, data: typeof queued | typeof failed): QueuedEvent => ({ userId, event: { type: 'message.status', data: { id, ...data } } });
+    await deps.publishUserEvents([...ids.queued.map((id) => event(id, queued)), ...ids.failed.map((id) => event(id, failed))]);
   } catch (error) {
     deps.incidents.report('publishing message status events failed', error);
   }

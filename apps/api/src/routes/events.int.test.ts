@@ -111,6 +111,21 @@ describe('GET /api/v1/events', () => {
     await stream.close();
   });
 
+  it('tells of a message to an opted-out recipient as failed, and of the others as queued', async () => {
+    const user = await createTestUser(api.db);
+    const stopped = uniquePhone();
+    expect((await call(api.app, user.apiKey, 'POST', '/api/v1/opt-outs', { phone: stopped })).statusCode).toBe(201);
+    const stream = await openStream(user.apiKey);
+    await stream.waitFor(() => stream.comments > 0);
+    const res = await send(api.app, user.apiKey, { recipients: [uniquePhone(), stopped], body: 'hello' });
+    const [queued, failed] = res.json().message_ids as string[];
+    await stream.waitFor((frames) => frames.length >= 2);
+    const byId = new Map(stream.frames.map((f) => [f.data.id, f.data]));
+    expect(byId.get(queued)).toMatchObject({ status: 'queued', state: 'pending', error: null });
+    expect(byId.get(failed)).toMatchObject({ status: 'failed', state: 'failed', error: 'recipient opted out', failed_at: expect.any(String) });
+    await stream.close();
+  });
+
   it('tells of an SMS a device received, once, however often the device repeats it', async () => {
     const user = await createTestUser(api.db);
     const stream = await openStream(user.apiKey);

@@ -17,7 +17,8 @@ export interface HoldBackDeps {
 /**
  * The pending messages that may go to a device now (decisions.md, "Scheduled sends and validity"):
  * one not yet due (its job ran early) waits until its send_at, one past its queue deadline (its
- * valid_until, else MAX_QUEUE_SECONDS from when it was due) fails as expired. `held` has the outcome of each message held back. The assignment statement checks both
+ * valid_until, else MAX_QUEUE_SECONDS from when it was due) fails as expired. `held` has the
+ * outcome of each message held back. The assignment statement checks both
  * again, so a message slipping past here is still never assigned.
  */
 export async function holdBack(
