@@ -24,3 +24,4 @@ export * from './app-version.ts';
 export * from './device-health.ts';
 export * from './device-record.ts';
 export * from './pairing-steps.ts';
+export * from './carrier-budgets.ts';
