@@ -163,3 +163,13 @@ export function budgetExhausted(device: BudgetUsage, sims: { simNumber: number; 
   const full = new Set(sims.filter((s) => budgetFull(s.usage)).map((s) => s.simNumber));
   return sims.length > 0 && simNumbers.every((n) => full.has(n));
 }
+
+/**
+ * The SIMs to try, in order, for a message that names none on a device with per-SIM budgets: the
+ * SIMs with a budget while they have room, lowest number first, then those without one (which
+ * always have room). smsgw then names the SIM, so that the phone does not pick a full one itself.
+ */
+export function simChoiceOrder(simNumbers: number[], budgeted: SimBudgets[]): number[] {
+  const withBudget = budgeted.map((s) => s.simNumber).filter((n) => simNumbers.includes(n));
+  return [...withBudget, ...simNumbers.filter((n) => !withBudget.includes(n))];
+}

@@ -40,20 +40,26 @@ export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<Pend
 /** The error of a message that no device took before its valid_until. */
 export const EXPIRED_BEFORE_SENT = 'expired before it could be sent';
 
+// Carrier budgets: the SIM smsgw picked on this device; a SIM it picked for another device is forgotten,
+// one the caller asked for stays.
+const PICKED_SIM = `sim_number = CASE WHEN input.sim_number IS NOT NULL THEN input.sim_number WHEN m.sim_picked THEN NULL ELSE m.sim_number END,
+         sim_picked = (input.sim_number IS NOT NULL)`;
+
 /**
  * Assigns messages to devices (pending -> assigned, compare-and-set); returns those it moved. A
  * message not yet due (send_at) or past its valid_until is never assigned, whichever job runs.
  */
 export async function assignMessages(
   sql: Sql,
-  options: { assignments: { id: string; deviceId: string }[]; now: Date },
+  options: { assignments: { id: string; deviceId: string; simNumber?: number }[]; now: Date },
 ): Promise<{ id: string; deviceId: string }[]> {
   if (options.assignments.length === 0) return [];
   const { rows } = await sql.query<{ id: string; device_id: string }>(
-    `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::uuid[]) AS t(id, device_id)),
+    `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $5::smallint[]) AS t(id, device_id, sim_number)),
      moved AS (
        UPDATE messages m
-       SET state = 'assigned', device_id = input.device_id, assigned_at = $3, updated_at = $3, assignments = m.assignments + 1
+       SET state = 'assigned', device_id = input.device_id, assigned_at = $3, updated_at = $3, assignments = m.assignments + 1,
+         ${PICKED_SIM}
        FROM input WHERE m.id = input.id AND m.state = ANY($4::message_state[])
          AND (m.send_at IS NULL OR m.send_at <= $3) AND (m.valid_until IS NULL OR m.valid_until > $3)
        RETURNING m.id, m.device_id
@@ -61,7 +67,10 @@ export async function assignMessages(
        INSERT INTO message_events (message_id, state, device_id, at) SELECT id, 'assigned', device_id, $3 FROM moved
      )
      SELECT id, device_id FROM moved`,
-    [options.assignments.map((a) => a.id), options.assignments.map((a) => a.deviceId), options.now, statesLeadingTo('assigned')],
+    [
+      options.assignments.map((a) => a.id), options.assignments.map((a) => a.deviceId), options.now, statesLeadingTo('assigned'),
+      options.assignments.map((a) => a.simNumber ?? null),
+    ],
   );
   return rows.map((r) => ({ id: r.id, deviceId: r.device_id }));
 }

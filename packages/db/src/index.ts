@@ -32,4 +32,5 @@ export * from './paging.ts';
 export * from './pacing.ts';
 export * from './cancel.ts';
 export * from './device-health.ts';
+export * from './device-budgets.ts';
 export * from './store-send.ts';

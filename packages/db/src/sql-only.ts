@@ -15,3 +15,4 @@ export * from './cancel.ts';
 export * from './pacing.ts';
 export * from './device-health.ts';
 export * from './store-send.ts';
+export * from './device-budgets.ts';

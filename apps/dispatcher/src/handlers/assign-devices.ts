@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import { availabilityWindows } from '@smsgw/core';
 import { assignMessages, availableDevices, failMessages, loadPendingMessages, type Sql, type PendingMessage } from '@smsgw/db/sql';
-import { DevicePacing, publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
+import { DeviceBudgets, DevicePacing, publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
+import { budgetAssignments, releaseBudgets } from './budget-assignments.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { holdBack } from './hold-back.ts';
 import { paceAssignments, type Assignment } from './pace-assignments.ts';
@@ -49,9 +50,14 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
     .concat(chosen);
   const pacing = new DevicePacing(deps.redis, config.QUEUE_PREFIX);
   const movable = new Map(roundRobin.map((m) => [m.id, m.userId]));
-  const { assignments, waiting, limited } = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools: devices });
+  const paced = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools: devices });
+  // Carrier budgets (docs/devices.md, "Carrier budgets"): may move round-robin messages on, pick a SIM, or make them wait.
+  const budgets = new DeviceBudgets(deps.redis, config.QUEUE_PREFIX);
+  const { assignments, waiting: budgetWaiting, taken } = await budgetAssignments({ sql, budgets, pacing }, { assignments: paced.assignments, movable, pools: devices });
+  const waiting = new Map([...paced.waiting, ...budgetWaiting]);
   const assigned = await assignMessages(sql, { assignments, now });
-  await releaseUnassigned(pacing, assignments, assigned, limited);
+  await releaseUnassigned(pacing, assignments, assigned, paced.limited);
+  await releaseBudgets(budgets, taken, assigned);
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
   await publishStatus(deps, [...goneFailed.moved, ...assigned.map((a) => a.id)]);
 
