@@ -137,6 +137,21 @@ describe('smsgw device list, disable, enable, delete', () => {
     expect(ok(await smsgw('device', 'show', '--user', user_id, '--device', device_id))).toMatchObject({ rate_limit_per_hour: null, rate_limit_per_day: 500 });
   });
 
+  it('sets carrier budgets of the device and of one SIM (device limit --segments-… --sim), refusing what the API refuses', async () => {
+    const user_id = await dbUser();
+    const device_id = ok(await smsgw('device', 'create', '--user', user_id, '--name', 'two SIMs')).device_id as string;
+    await cli.db.device.update({ where: { id: device_id }, data: { simCards: [{ simNumber: 1 }, { simNumber: 2 }] } });
+    const set = ok(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--segments-per-hour', '100', '--unique-recipients-per-month', '250'));
+    expect(set).toMatchObject({ segments_per_hour: 100, segments_per_day: null, unique_recipients_per_month: 250, sims: [] });
+    expect(set.usage).toMatchObject({ segments_per_hour: { limit: 100, used: 0 } });
+    const sim = ok(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--sim', '2', '--segments-per-day', '100'));
+    expect(sim).toMatchObject({ segments_per_hour: 100, sims: [{ sim_number: 2, segments_per_day: 100, segments_per_hour: null }] });
+    const refusals = [['--segments-per-month', '10000001'], ['--sim', '3', '--segments-per-day', '5'], ['--sim', '2']];
+    for (const args of refusals) expect(failure(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, ...args)).code).toBe(2);
+    const row = await cli.db.device.findUniqueOrThrow({ where: { id: device_id } });
+    expect([row.segmentsPerHour, row.segmentsPerDay, row.segmentsPerMonth, row.simBudgets]).toEqual([100, null, null, [{ sim_number: 2, segments_per_day: 100 }]]);
+  });
+
   it('lists the user’s devices with protocol, availability, last seen, app version and warnings', async () => {
     const user_id = await dbUser();
     const modem = await dbDevice(user_id, 'modem');
