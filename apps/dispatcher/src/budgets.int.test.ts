@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createDevice } from '@smsgw/db';
+import { createDevice, createPairing } from '@smsgw/db';
 import { call, createTestUser, send, uniquePhone as phone } from '@smsgw/api/testing';
 import { useDispatcherTestApi } from './testing/test-dispatcher.ts';
 
@@ -112,6 +112,27 @@ describe('carrier budgets', () => {
       expect.objectContaining({ sim_number: 2, segments_per_day: expect.objectContaining({ limit: 3, used: 3 }) }),
     ]);
     expect(device.health.reasons).toContain('budget_exhausted');
+  });
+
+  it('tells an SMS Gate phone that reported two SIMs the SIM picked for each message (simNumber in its pull)', async () => {
+    const { user, apiKey } = await createTestUser(harness.api.db, { devices: 0 });
+    const { code } = await createPairing(harness.api.db, { userId: user.id, ttlSeconds: 600 });
+    const app = { 'user-agent': 'me.capcom.smsgateway/1.68.0', 'content-type': 'application/json' };
+    const simCards = [{ slotIndex: 0, simNumber: 1, carrierName: '****' }, { slotIndex: 1, simNumber: 2, carrierName: '****' }];
+    const registered = await harness.api.app.inject({
+      method: 'POST', url: '/mobile/v1/device', headers: { ...app, authorization: `Code ${code}` }, payload: JSON.stringify({ name: 'Pixel/2 SIMs', simCards }),
+    });
+    expect(registered.statusCode).toBe(201);
+    const gate = registered.json() as { id: string; token: string };
+    const bearer = { ...app, authorization: `Bearer ${gate.token}` };
+    expect((await harness.api.app.inject({ method: 'PATCH', url: '/mobile/v1/device', headers: bearer, payload: JSON.stringify({ id: gate.id }) })).statusCode).toBe(204);
+    expect((await call(harness.api.app, apiKey, 'PATCH', `/api/v1/devices/${gate.id}`, { sims: [{ sim_number: 1, segments_per_hour: 1 }] })).statusCode).toBe(200);
+    await twoDispatchers();
+    const ids = await sendEach(apiKey, [0, 1, 2].map(() => ({ to: phone() })));
+    await vi.waitFor(async () => expect((await rows(ids)).filter((r) => r.state !== 'assigned')).toEqual([]), { timeout: 20_000 });
+    const pull = await harness.api.app.inject({ method: 'GET', url: '/mobile/v1/message', headers: { 'user-agent': app['user-agent'], authorization: bearer.authorization } });
+    expect(pull.statusCode).toBe(200);
+    expect((pull.json() as { simNumber?: number }[]).map((m) => m.simNumber).sort()).toEqual([1, 2, 2]);
   });
 
   it('keeps a message that asks for a full SIM waiting, while the other SIM still sends', async () => {
