@@ -83,6 +83,16 @@ describe('carrier budgets', () => {
     expect(device.usage.unique_recipients_per_month).toMatchObject({ limit: 2, used: 2 });
   });
 
+  it('holds unique recipients per month across two dispatchers, spilling new recipients to the device with room', async () => {
+    const { apiKey, devices: [a, b] } = await userWithDevices([{ unique_recipients_per_month: 3 }, null]);
+    await twoDispatchers();
+    const ids = await sendEach(apiKey, Array.from({ length: 12 }, () => ({ to: phone() })));
+    await vi.waitFor(async () => expect((await rows(ids)).filter((r) => r.state !== 'assigned')).toEqual([]), { timeout: 20_000 });
+    const all = await rows(ids);
+    expect(new Set(all.filter((r) => r.deviceId === a!.id).map((r) => r.to)).size).toBe(3);
+    expect(all.filter((r) => r.deviceId === b!.id)).toHaveLength(9);
+  });
+
   it("keeps a named device's excess of segments waiting, never failed", async () => {
     const { apiKey, devices: [a] } = await userWithDevices([{ segments_per_day: 4 }]);
     await twoDispatchers();
