@@ -70,12 +70,15 @@ export async function budgetAssignments(deps: BudgetDeps, input: PacingInput): P
 
   for (const [userId, spilled] of leftByUser) {
     const pool = (input.pools.get(userId) ?? []).filter((d) => !full.has(d));
-    const targets = [...pool.filter((d) => limits.has(d)), ...pool.filter((d) => !limits.has(d))];
+    const open = pool.filter((d) => !limits.has(d));
+    const targets = [...pool.filter((d) => limits.has(d)), ...open];
     const rates = await deviceRateLimits(deps.sql, targets);
     let left = spilled.map((s) => s.id);
     for (const target of targets) {
       if (left.length === 0) break;
-      const fitted = limits.has(target) ? await fitter.fit(target, left) : { left: [], retryInMs: 0, kept: left.map((id) => ({ id, deviceId: target })) };
+      // Devices without budgets share the rest evenly (what one's pacing refuses goes on to the next).
+      const share = () => left.slice(0, Math.ceil(left.length / (open.length - open.indexOf(target))));
+      const fitted = limits.has(target) ? await fitter.fit(target, left) : { left: [], retryInMs: 0, kept: share().map((id) => ({ id, deviceId: target })) };
       if (!limits.has(target)) result.assignments.push(...fitted.kept);
       const fittedIds = new Set(fitted.kept.map((a) => a.id));
       const rate = rates.get(target);
