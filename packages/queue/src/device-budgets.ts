@@ -185,9 +185,13 @@ for _, b in ipairs(KEYS) do
   if redis.call('EXISTS', m) == 1 then
     for k = 2, #ARGV, 2 do
       local segs, to = tonumber(ARGV[k]), ARGV[k + 1]
-      if redis.call('HEXISTS', h, minute) == 1 then redis.call('HINCRBY', h, minute, -segs) end
-      redis.call('HINCRBY', m, 'd:' .. day, -segs)
-      redis.call('HINCRBY', m, 'seg', -segs)
+      -- Never below 0 (a seed in between counted without the room given back).
+      local function back(key, field)
+        if redis.call('HINCRBY', key, field, -segs) < 0 then redis.call('HSET', key, field, 0) end
+      end
+      if redis.call('HEXISTS', h, minute) == 1 then back(h, minute) end
+      back(m, 'd:' .. day)
+      back(m, 'seg')
       if redis.call('HINCRBY', r, to, -1) <= 0 then redis.call('HDEL', r, to) end
     end
   end
