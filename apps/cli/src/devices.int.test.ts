@@ -150,7 +150,7 @@ describe('smsgw device list, disable, enable, delete', () => {
     for (const args of refusals) expect(failure(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, ...args)).code).toBe(2);
     const row = await cli.db.device.findUniqueOrThrow({ where: { id: device_id } });
     expect([row.segmentsPerHour, row.segmentsPerDay, row.segmentsPerMonth, row.simBudgets]).toEqual([100, null, null, [{ sim_number: 2, segments_per_day: 100 }]]);
-  });
+  }, 60_000); // six CLI processes
 
   it('lists the user’s devices with protocol, availability, last seen, app version and warnings', async () => {
     const user_id = await dbUser();
