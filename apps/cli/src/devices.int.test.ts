@@ -19,7 +19,15 @@ async function dbUser(): Promise<string> {
   return (await createUser(cli.db, { name: uniqueName('user'), monthlyQuota: null })).id;
 }
 
-const NO_LIMITS = { rate_limit_per_minute: null, rate_limit_per_hour: null, rate_limit_per_day: null };
+const UNUSED = (resets: unknown) => ({ limit: null, used: 0, resets_at: resets });
+const NO_LIMITS = {
+  rate_limit_per_minute: null, rate_limit_per_hour: null, rate_limit_per_day: null,
+  segments_per_hour: null, segments_per_day: null, segments_per_month: null, unique_recipients_per_month: null, sims: [],
+  usage: {
+    segments_per_hour: UNUSED(null), segments_per_day: UNUSED(expect.any(String)), segments_per_month: UNUSED(expect.any(String)),
+    unique_recipients_per_month: UNUSED(expect.any(String)), sims: [],
+  },
+};
 
 describe('smsgw device create', () => {
   it('registers a device of the user and prints {device_id, device_token}', async () => {
