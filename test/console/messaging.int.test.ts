@@ -145,8 +145,9 @@ describe('the console, signed in with an API key', () => {
     expect(await page.locator('[data-limits="Modem 1"]').textContent()).toBe('none');
     await form.getByLabel('Per minute').fill('6');
     await form.getByLabel('Per day').fill('500');
+    await form.getByLabel('Segments a day').fill('300');
     await form.getByRole('button', { name: 'Save limits' }).click();
-    await expect.poll(() => page.locator('[data-limits="Modem 1"]').textContent()).toBe('6/min, 500/day');
+    await expect.poll(() => page.locator('[data-limits="Modem 1"]').textContent()).toBe('6/min, 500/day, 300 seg/day');
     await page.getByRole('button', { name: 'Disable Modem 1' }).click();
     await page.getByRole('button', { name: 'Enable Modem 1' }).waitFor();
     await page.getByRole('button', { name: 'Delete Modem 1' }).click();

@@ -19,7 +19,15 @@ async function dbUser(): Promise<string> {
   return (await createUser(cli.db, { name: uniqueName('user'), monthlyQuota: null })).id;
 }
 
-const NO_LIMITS = { rate_limit_per_minute: null, rate_limit_per_hour: null, rate_limit_per_day: null };
+const UNUSED = (resets: unknown) => ({ limit: null, used: 0, resets_at: resets });
+const NO_LIMITS = {
+  rate_limit_per_minute: null, rate_limit_per_hour: null, rate_limit_per_day: null,
+  segments_per_hour: null, segments_per_day: null, segments_per_month: null, unique_recipients_per_month: null, sims: [],
+  usage: {
+    segments_per_hour: UNUSED(null), segments_per_day: UNUSED(expect.any(String)), segments_per_month: UNUSED(expect.any(String)),
+    unique_recipients_per_month: UNUSED(expect.any(String)), sims: [],
+  },
+};
 
 describe('smsgw device create', () => {
   it('registers a device of the user and prints {device_id, device_token}', async () => {
@@ -136,6 +144,21 @@ describe('smsgw device list, disable, enable, delete', () => {
     expect(failure(await smsgw('device', 'limit', '--user', user_id, '--device', device_id)).code).toBe(2);
     expect(ok(await smsgw('device', 'show', '--user', user_id, '--device', device_id))).toMatchObject({ rate_limit_per_hour: null, rate_limit_per_day: 500 });
   });
+
+  it('sets carrier budgets of the device and of one SIM (device limit --segments-… --sim), refusing what the API refuses', async () => {
+    const user_id = await dbUser();
+    const device_id = ok(await smsgw('device', 'create', '--user', user_id, '--name', 'two SIMs')).device_id as string;
+    await cli.db.device.update({ where: { id: device_id }, data: { simCards: [{ simNumber: 1 }, { simNumber: 2 }] } });
+    const set = ok(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--segments-per-hour', '100', '--unique-recipients-per-month', '250'));
+    expect(set).toMatchObject({ segments_per_hour: 100, segments_per_day: null, unique_recipients_per_month: 250, sims: [] });
+    expect(set.usage).toMatchObject({ segments_per_hour: { limit: 100, used: 0 } });
+    const sim = ok(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--sim', '2', '--segments-per-day', '100'));
+    expect(sim).toMatchObject({ segments_per_hour: 100, sims: [{ sim_number: 2, segments_per_day: 100, segments_per_hour: null }] });
+    const refusals = [['--segments-per-month', '10000001'], ['--sim', '3', '--segments-per-day', '5'], ['--sim', '2']];
+    for (const args of refusals) expect(failure(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, ...args)).code).toBe(2);
+    const row = await cli.db.device.findUniqueOrThrow({ where: { id: device_id } });
+    expect([row.segmentsPerHour, row.segmentsPerDay, row.segmentsPerMonth, row.simBudgets]).toEqual([100, null, null, [{ sim_number: 2, segments_per_day: 100 }]]);
+  }, 60_000); // six CLI processes
 
   it('lists the user’s devices with protocol, availability, last seen, app version and warnings', async () => {
     const user_id = await dbUser();

@@ -1,6 +1,6 @@
 import type { CliConfig } from '@smsgw/config';
-import { availabilityWindows, healthContext, toDeviceRecord } from '@smsgw/core';
-import type { ApiKeyRow, DeviceRow, UserDetailRow, WebhookDeliveryRow, WebhookRow } from '@smsgw/db';
+import { availabilityWindows, healthContext, toDeviceRecord, type BudgetCounts } from '@smsgw/core';
+import { budgetCounts, type ApiKeyRow, type DeviceRow, type Sql, type UserDetailRow, type WebhookDeliveryRow, type WebhookRow } from '@smsgw/db';
 
 // The JSON of each resource, in the shape and field names of the API's records (docs/http-api.md),
 // so that a script reads the CLI's output and the API's responses alike.
@@ -29,8 +29,15 @@ export function apiKeyRecord(key: ApiKeyRow) {
   };
 }
 
-export function deviceRecord(device: DeviceRow, config: CliConfig, now: Date) {
-  return toDeviceRecord(device, availabilityWindows(config, now), healthContext(config, now));
+export function deviceRecord(device: DeviceRow, config: CliConfig, now: Date, counts?: Map<number, BudgetCounts>) {
+  return toDeviceRecord(device, availabilityWindows(config, now), { ...healthContext(config, now), ...(counts && { budgets: { counts, now } }) });
+}
+
+/** Device records with their carrier budgets' usage, as the API shows them (one statement for all). */
+export async function deviceRecords(sql: Sql, devices: DeviceRow[], config: CliConfig) {
+  const now = new Date();
+  const counts = await budgetCounts(sql, devices.map((d) => d.id), now);
+  return devices.map((device) => deviceRecord(device, config, now, counts.get(device.id) ?? new Map()));
 }
 
 export function webhookRecord(webhook: WebhookRow) {

@@ -28,3 +28,4 @@ export * from './opt-out.ts';
 export * from './sticky-sender.ts';
 export * from './queue-deadline.ts';
 export * from './failover.ts';
+export * from './carrier-budgets.ts';

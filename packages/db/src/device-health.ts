@@ -38,7 +38,8 @@ export interface HealthCandidate extends DeviceFields {
 export async function healthCandidates(sql: Sql, options: { after?: string; limit: number }): Promise<HealthCandidate[]> {
   const { rows } = await sql.query<Record<string, never>>(
     `SELECT id, user_id, name, enabled, protocol, last_seen_at, stream_seen_at, app_version, push_token, sim_cards,
-            rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day, battery_level, battery_charging, signal_dbm, network,
+            rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day, segments_per_hour, segments_per_day, segments_per_month,
+            unique_recipients_per_month, sim_budgets, battery_level, battery_charging, signal_dbm, network,
             failures_in_a_row, paused_until, pause_reason, created_at, updated_at, health_status, health_changed_at
      FROM devices WHERE enabled AND deleted_at IS NULL AND last_seen_at IS NOT NULL AND id > $1::uuid ORDER BY id LIMIT $2`,
     [options.after ?? '00000000-0000-0000-0000-000000000000', options.limit],
@@ -48,7 +49,9 @@ export async function healthCandidates(sql: Sql, options: { after?: string; limi
     protocol: r.protocol as DeviceFields['protocol'], lastSeenAt: r.last_seen_at as Date | null, streamSeenAt: r.stream_seen_at as Date | null,
     appVersion: r.app_version as string | null, pushToken: r.push_token as boolean, simCards: r.sim_cards,
     rateLimitPerMinute: r.rate_limit_per_minute as number | null, rateLimitPerHour: r.rate_limit_per_hour as number | null,
-    rateLimitPerDay: r.rate_limit_per_day as number | null, batteryLevel: r.battery_level as number | null,
+    rateLimitPerDay: r.rate_limit_per_day as number | null, segmentsPerHour: r.segments_per_hour as number | null,
+    segmentsPerDay: r.segments_per_day as number | null, segmentsPerMonth: r.segments_per_month as number | null,
+    uniqueRecipientsPerMonth: r.unique_recipients_per_month as number | null, simBudgets: r.sim_budgets, batteryLevel: r.battery_level as number | null,
     batteryCharging: r.battery_charging as boolean | null, signalDbm: r.signal_dbm as number | null, network: r.network as string | null,
     failuresInARow: r.failures_in_a_row as number, pausedUntil: r.paused_until as Date | null, pauseReason: r.pause_reason as string | null,
     createdAt: r.created_at as Date, updatedAt: r.updated_at as Date,

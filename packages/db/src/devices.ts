@@ -1,4 +1,4 @@
-import { newId, type DeviceFields } from '@smsgw/core';
+import { deviceSimNumbers, mergeSimBudgets, newId, readSimBudgets, type Budgets, type DeviceFields, type SimBudgetsPatch } from '@smsgw/core';
 import type { Db } from './client.ts';
 import { DEVICE_TOKEN_PREFIX, generateSecret, hashSecret } from './secrets.ts';
 
@@ -11,6 +11,7 @@ const deviceColumns = {
   id: true, userId: true, name: true, enabled: true, protocol: true, lastSeenAt: true, streamSeenAt: true, appVersion: true, pushToken: true,
   simCards: true, rateLimitPerMinute: true, rateLimitPerHour: true, rateLimitPerDay: true, createdAt: true, updatedAt: true,
   batteryLevel: true, batteryCharging: true, signalDbm: true, network: true, failuresInARow: true, pausedUntil: true, pauseReason: true,
+  segmentsPerHour: true, segmentsPerDay: true, segmentsPerMonth: true, uniqueRecipientsPerMonth: true, simBudgets: true,
 } as const;
 
 /**
@@ -51,14 +52,28 @@ export async function updateDevice(
     rateLimitPerMinute?: number | null;
     rateLimitPerHour?: number | null;
     rateLimitPerDay?: number | null;
+    /** Carrier budgets of the device as a whole: a number sets, null removes, undefined leaves. */
+    budgets?: Partial<Budgets>;
+    /** Per-SIM budgets, merged into the stored ones; a SIM the device does not have is refused (invalid_request). */
+    sims?: SimBudgetsPatch[];
   },
 ): Promise<DeviceRow | null> {
-  const { userId: _userId, id: _id, ...changes } = options;
-  const { count } = await db.device.updateMany({
-    where: { id: options.id, userId: options.userId, deletedAt: null },
-    data: { ...changes, updatedAt: new Date() },
+  const { userId: _userId, id: _id, budgets = {}, sims, ...changes } = options;
+  const now = new Date();
+  const budgetsChange = Object.values(budgets).some((v) => v !== undefined) || sims !== undefined;
+  const where = { id: options.id, userId: options.userId, deletedAt: null };
+  // One transaction, the row locked, so that two PATCHes of different SIMs both stay and a refused SIM changes nothing.
+  return db.$transaction(async (tx) => {
+    const current = await tx.$queryRaw<{ sim_budgets: unknown; sim_cards: unknown }[]>`
+      SELECT sim_budgets, sim_cards FROM devices WHERE id = ${options.id}::uuid AND user_id = ${options.userId}::uuid AND deleted_at IS NULL FOR UPDATE`;
+    if (current.length === 0) return null;
+    const simBudgets = sims === undefined ? undefined : mergeSimBudgets(readSimBudgets(current[0]!.sim_budgets), sims, deviceSimNumbers(current[0]!.sim_cards));
+    await tx.device.updateMany({
+      where,
+      data: { ...changes, ...budgets, ...(simBudgets ? { simBudgets } : {}), ...(budgetsChange ? { budgetsChangedAt: now } : {}), updatedAt: now },
+    });
+    return tx.device.findFirst({ where, select: deviceColumns });
   });
-  return count === 1 ? findDevice(db, options) : null;
 }
 
 /** Deletes a device: its token stops working and it is never assigned again; its messages keep its id. */

@@ -49,6 +49,12 @@ export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<Pend
 /** The error of a message that no device took before its valid_until (or within MAX_QUEUE_SECONDS). */
 export const EXPIRED_BEFORE_SENT = 'expired before it could be sent';
 
+// The SIM of an assignment: the caller's own (`sim_number` not picked) stays; otherwise the one the
+// dispatcher passes (a carrier budget's pick, else the sticky SIM), or none. A SIM smsgw chose is
+// marked picked, so that a later assignment to another device chooses again.
+const PICKED_SIM = `sim_number = CASE WHEN m.sim_number IS NOT NULL AND NOT m.sim_picked THEN m.sim_number ELSE input.sim_number END,
+         sim_picked = (m.sim_number IS NULL OR m.sim_picked) AND input.sim_number IS NOT NULL`;
+
 /**
  * Assigns messages to devices (pending -> assigned, compare-and-set); returns those it moved. A
  * message not yet due (send_at) or past its queue deadline (its valid_until, else
@@ -66,7 +72,7 @@ export async function assignMessages(
      moved AS (
        UPDATE messages m
        SET state = 'assigned', device_id = input.device_id, assigned_at = $3, updated_at = $3, assignments = m.assignments + 1,
-         sim_number = coalesce(m.sim_number, input.sim_number)
+         ${PICKED_SIM}
        FROM input WHERE m.id = input.id AND m.state = ANY($4::message_state[])
          AND (m.send_at IS NULL OR m.send_at <= $3) AND ${beforeQueueDeadline('m', '$5', '$3')}
        RETURNING m.id, m.device_id, m.user_id, m.to_number, m.sim_number

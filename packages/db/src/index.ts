@@ -32,6 +32,7 @@ export * from './paging.ts';
 export * from './pacing.ts';
 export * from './cancel.ts';
 export * from './device-health.ts';
+export * from './device-budgets.ts';
 export * from './store-send.ts';
 export * from './opt-outs.ts';
 export * from './user-settings.ts';

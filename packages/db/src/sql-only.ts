@@ -18,3 +18,4 @@ export * from './store-send.ts';
 export * from './sticky-senders.ts';
 export * from './queue-deadline.ts';
 export * from './failover.ts';
+export * from './device-budgets.ts';

@@ -5,3 +5,4 @@ export * from './wakeups.ts';
 export * from './user-events.ts';
 export * from './process-settings.ts';
 export * from './device-pacing.ts';
+export * from './device-budgets.ts';

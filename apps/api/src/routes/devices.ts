@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, availabilityWindows, healthContext, isUuid, toDeviceRecord } from '@smsgw/core';
-import { createDevice, deleteDevice, findDevice, listDevices, updateDevice, type DeviceRow } from '@smsgw/db';
+import { AppError, availabilityWindows, healthContext, isUuid, toDeviceRecord, type BudgetCounts } from '@smsgw/core';
+import { budgetCounts, createDevice, deleteDevice, findDevice, listDevices, updateDevice, type DeviceRow } from '@smsgw/db';
 import { authErrors, IdParams } from '../schemas/common.ts';
-import { DeviceRecord, newRateLimit } from '../schemas/device-record.ts';
+import { DeviceRecord, newBudgets, newRateLimit, SimBudgetsPatch } from '../schemas/device-record.ts';
 import { errors } from '../schemas/errors.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
@@ -13,10 +13,16 @@ const Name = Type.String({ minLength: 1, maxLength: 100 });
 const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
-  const toRecord = (device: DeviceRow) => {
+  // Records with their budgets' usage: one statement for all of them.
+  async function toRecords(devices: DeviceRow[]) {
     const now = new Date();
-    return toDeviceRecord(device, availabilityWindows(app.config, now), healthContext(app.config, now));
-  };
+    const counts = await budgetCounts(app.sql, devices.map((d) => d.id), now);
+    return devices.map((device) => toDeviceRecord(device, availabilityWindows(app.config, now), {
+      ...healthContext(app.config, now),
+      budgets: { counts: counts.get(device.id) ?? new Map<number, BudgetCounts>(), now },
+    }));
+  }
+  const toRecord = async (device: DeviceRow) => (await toRecords([device]))[0]!;
 
   async function ownDevice(userId: string, id: string): Promise<DeviceRow> {
     const device = isUuid(id) ? await findDevice(app.db, { userId, id }) : null;
@@ -43,20 +49,20 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { token, device } = await createDevice(app.db, { userId: request.auth.user.id, name: request.body.name });
-      return reply.status(201).send({ ...toRecord(device), token });
+      return reply.status(201).send({ ...(await toRecord(device)), token });
     },
   );
 
   app.get(
     '/api/v1/devices',
     { schema: { tags: ['devices'], summary: 'List devices', response: { 200: Type.Object({ data: Type.Array(DeviceRecord) }, { $id: 'DeviceList', description: 'All your devices.' }), ...authErrors } } },
-    async (request) => ({ data: (await listDevices(app.db, request.auth.user.id)).map(toRecord) }),
+    async (request) => ({ data: await toRecords(await listDevices(app.db, request.auth.user.id)) }),
   );
 
   app.get(
     '/api/v1/devices/:id',
     { schema: { tags: ['devices'], summary: 'Get a device', params: IdParams, response: { 200: DeviceRecord, ...errors('not_found'), ...authErrors } } },
-    async (request) => toRecord(await ownDevice(request.auth.user.id, request.params.id)),
+    async (request) => await toRecord(await ownDevice(request.auth.user.id, request.params.id)),
   );
 
   app.patch(
@@ -64,7 +70,7 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['devices'],
-        summary: 'Rename, enable or disable a device, or set its rate limits',
+        summary: 'Rename, enable or disable a device, or set its rate limits and carrier budgets',
         params: IdParams,
         body: Type.Object(
           {
@@ -73,8 +79,13 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             rate_limit_per_minute: newRateLimit('minute'),
             rate_limit_per_hour: newRateLimit('hour'),
             rate_limit_per_day: newRateLimit('day'),
+            ...newBudgets(),
+            sims: Type.Optional(SimBudgetsPatch),
           },
-          { additionalProperties: false, minProperties: 1, examples: [{ rate_limit_per_minute: 6 }] },
+          {
+            additionalProperties: false, minProperties: 1,
+            examples: [{ rate_limit_per_minute: 6 }, { segments_per_hour: 100, unique_recipients_per_month: 200, sims: [{ sim_number: 2, segments_per_day: 100 }] }],
+          },
         ),
         response: { 200: DeviceRecord, ...errors('invalid_request', 'not_found'), ...authErrors },
       },
@@ -82,7 +93,8 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { id } = request.params;
       await ownDevice(request.auth.user.id, id);
-      const { name, enabled, rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day } = request.body;
+      const { name, enabled, rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day, sims } = request.body;
+      const { segments_per_hour, segments_per_day, segments_per_month, unique_recipients_per_month } = request.body;
       const device = await updateDevice(app.db, {
         userId: request.auth.user.id,
         id,
@@ -91,6 +103,11 @@ const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         rateLimitPerMinute: rate_limit_per_minute,
         rateLimitPerHour: rate_limit_per_hour,
         rateLimitPerDay: rate_limit_per_day,
+        budgets: {
+          segmentsPerHour: segments_per_hour, segmentsPerDay: segments_per_day, segmentsPerMonth: segments_per_month,
+          uniqueRecipientsPerMonth: unique_recipients_per_month,
+        },
+        sims,
       });
       if (!device) throw new AppError('not_found', 'Device not found');
       return toRecord(device);

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { HEALTH_REASONS, HEALTH_STATUSES, MAX_RATE_LIMIT, NETWORK_STATES } from '@smsgw/core';
+import { HEALTH_REASONS, HEALTH_STATUSES, MAX_BUDGET, MAX_RATE_LIMIT, NETWORK_STATES } from '@smsgw/core';
 import { NullableTimestamp, Timestamp } from './common.ts';
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -30,6 +30,44 @@ const rateLimit = (window: string, value = Type.Integer()) =>
   });
 export const newRateLimit = (window: string) => Type.Optional(rateLimit(window, Type.Integer({ minimum: 1, maximum: MAX_RATE_LIMIT })));
 
+/** Carrier budgets (docs/devices.md, "Carrier budgets"). */
+const BUDGET_WINDOWS = {
+  segments_per_hour: 'message parts (segments) in any rolling hour',
+  segments_per_day: 'message parts (segments) per UTC calendar day',
+  segments_per_month: 'message parts (segments) per UTC calendar month',
+  unique_recipients_per_month: 'different recipients per UTC calendar month (a recipient already sent to costs nothing more)',
+} as const;
+const budget = (field: keyof typeof BUDGET_WINDOWS, value = Type.Integer()) =>
+  Type.Union([value, Type.Null()], {
+    description: `At most this many ${BUDGET_WINDOWS[field]} (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait.`,
+  });
+const budgets = (value?: () => ReturnType<typeof Type.Integer>) =>
+  Object.fromEntries(Object.keys(BUDGET_WINDOWS).map((f) => [f, budget(f as keyof typeof BUDGET_WINDOWS, value?.())])) as Record<
+    keyof typeof BUDGET_WINDOWS, ReturnType<typeof budget>
+  >;
+const newBudget = () => Type.Integer({ minimum: 1, maximum: MAX_BUDGET });
+/** The budget fields of a PATCH: each optional, a positive integer up to 10,000,000 or null. */
+export const newBudgets = () => Object.fromEntries(Object.entries(budgets(newBudget)).map(([f, s]) => [f, Type.Optional(s)])) as {
+  [K in keyof typeof BUDGET_WINDOWS]: ReturnType<typeof Type.Optional<ReturnType<typeof budget>>>
+};
+export const SimBudgetsPatch = Type.Array(
+  Type.Object({ sim_number: Type.Integer({ minimum: 1, maximum: 3, description: 'A SIM the device has (its `sim_cards`; SIM 1 when it reported none).' }), ...newBudgets() }, { additionalProperties: false }),
+  { maxItems: 3, description: 'Budgets per SIM: fields left out stay, null removes one. smsgw then picks a SIM with room and passes its `sim_number`.' },
+);
+
+const BudgetUse = Type.Object({
+  limit: Type.Union([Type.Integer(), Type.Null()]),
+  used: Type.Integer(),
+  resets_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it).',
+  }),
+});
+const BudgetUsage = Type.Object(Object.fromEntries(Object.keys(BUDGET_WINDOWS).map((f) => [f, BudgetUse])) as Record<keyof typeof BUDGET_WINDOWS, typeof BudgetUse>);
+const DeviceUsage = Type.Union([
+  Type.Intersect([BudgetUsage, Type.Object({ sims: Type.Array(Type.Intersect([Type.Object({ sim_number: Type.Integer() }), BudgetUsage])) })]),
+  Type.Null(),
+], { description: 'What the device (and each SIM with a budget) was handed in each window, against its limit (null in webhook events).' });
+
 export const DeviceRecord = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -47,6 +85,9 @@ export const DeviceRecord = Type.Object({
   rate_limit_per_minute: rateLimit('minute'),
   rate_limit_per_hour: rateLimit('hour'),
   rate_limit_per_day: rateLimit('day'),
+  ...budgets(),
+  sims: Type.Array(Type.Object({ sim_number: Type.Integer(), ...budgets() }), { description: 'The budgets per SIM (only SIMs with one).' }),
+  usage: DeviceUsage,
   created_at: Timestamp,
   updated_at: Timestamp,
 }, {
@@ -60,6 +101,14 @@ export const DeviceRecord = Type.Object({
       battery: { level: 12, charging: false }, signal: null,
     },
     rate_limit_per_minute: null, rate_limit_per_hour: null, rate_limit_per_day: null,
+    segments_per_hour: null, segments_per_day: 300, segments_per_month: null, unique_recipients_per_month: null, sims: [],
+    usage: {
+      segments_per_hour: { limit: null, used: 12, resets_at: '2026-03-01T10:05:00.000Z' },
+      segments_per_day: { limit: 300, used: 40, resets_at: '2026-03-02T00:00:00.000Z' },
+      segments_per_month: { limit: null, used: 950, resets_at: '2026-04-01T00:00:00.000Z' },
+      unique_recipients_per_month: { limit: null, used: 210, resets_at: '2026-04-01T00:00:00.000Z' },
+      sims: [],
+    },
     created_at: '2026-02-20T08:00:00.000Z', updated_at: '2026-02-20T08:00:00.000Z',
   }],
 });

@@ -1,11 +1,11 @@
 import { publicUrl } from '@smsgw/config';
-import { MAX_RATE_LIMIT, pairingSteps } from '@smsgw/core';
+import { BUDGET_FIELDS, MAX_BUDGET, MAX_RATE_LIMIT, pairingSteps, type Budgets } from '@smsgw/core';
 import { createDevice, createPairing, deleteDevice, listDevices, updateDevice } from '@smsgw/db';
 import type { Command } from '../command.ts';
 import type { CliContext } from '../context.ts';
 import { notFound, usageError } from '../errors.ts';
 import { existingDevice, existingUser, required, wholeNumber, type Flags } from '../flags.ts';
-import { deviceRecord } from '../records.ts';
+import { deviceRecord, deviceRecords } from '../records.ts';
 
 async function setEnabled({ db, config }: CliContext, flags: Flags, enabled: boolean) {
   const device = await existingDevice(db, flags);
@@ -42,15 +42,14 @@ export const deviceCommands: Record<string, Command> = {
   'pairing create': { ...pair, usage: 'pairing create --user USER [--name DEVICE_NAME]' },
   'device list': {
     usage: 'device list --user USER',
-    run: async ({ db, config }, flags) => {
+    run: async ({ db, sql, config }, flags) => {
       const user = await existingUser(db, flags);
-      const now = new Date();
-      return { data: (await listDevices(db, user.id)).map((device) => deviceRecord(device, config, now)) };
+      return { data: await deviceRecords(sql, await listDevices(db, user.id), config) };
     },
   },
   'device show': {
     usage: 'device show --user USER --device DEVICE_ID',
-    run: async ({ db, config }, flags) => deviceRecord(await existingDevice(db, flags), config, new Date()),
+    run: async ({ db, sql, config }, flags) => (await deviceRecords(sql, [await existingDevice(db, flags)], config))[0]!,
   },
   'device disable': {
     usage: 'device disable --user USER --device DEVICE_ID',
@@ -61,19 +60,29 @@ export const deviceCommands: Record<string, Command> = {
     run: (context, flags) => setEnabled(context, flags, true),
   },
   'device limit': {
-    usage: 'device limit --user USER --device DEVICE_ID [--per-minute N|none] [--per-hour N|none] [--per-day N|none]',
-    run: async ({ db, config }, flags) => {
+    usage:
+      'device limit --user USER --device DEVICE_ID [--per-minute N|none] [--per-hour N|none] [--per-day N|none]\n' +
+      '    [--segments-per-hour N|none] [--segments-per-day N|none] [--segments-per-month N|none] [--unique-recipients-per-month N|none]\n' +
+      '    [--sim 1|2|3]   (carrier budgets: message parts and different recipients; with --sim they apply to that SIM only)',
+    run: async ({ db, sql, config }, flags) => {
       const device = await existingDevice(db, flags);
-      const limit = (name: string) => {
+      const limit = (name: string, max: number) => {
         const value = flags[name];
         if (value === undefined) return undefined;
-        return value === 'none' ? null : wholeNumber(value, name, 1, MAX_RATE_LIMIT);
+        return value === 'none' ? null : wholeNumber(value, name, 1, max);
       };
-      const changes = { rateLimitPerMinute: limit('per-minute'), rateLimitPerHour: limit('per-hour'), rateLimitPerDay: limit('per-day') };
-      if (Object.values(changes).every((v) => v === undefined)) throw usageError('give --per-minute, --per-hour or --per-day (a number, or none)');
-      const updated = await updateDevice(db, { userId: device.userId, id: device.id, ...changes });
+      const rates = { rateLimitPerMinute: limit('per-minute', MAX_RATE_LIMIT), rateLimitPerHour: limit('per-hour', MAX_RATE_LIMIT), rateLimitPerDay: limit('per-day', MAX_RATE_LIMIT) };
+      const budgets = Object.fromEntries(BUDGET_FIELDS.map(([field, key]) => [key, limit(field.replaceAll('_', '-'), MAX_BUDGET)])) as Partial<Budgets>;
+      const sim = flags.sim === undefined ? undefined : wholeNumber(flags.sim, 'sim', 1, 3);
+      const budgetGiven = Object.values(budgets).some((v) => v !== undefined);
+      if (!budgetGiven && Object.values(rates).every((v) => v === undefined)) {
+        throw usageError('give --per-minute, --per-hour, --per-day or a --segments-per-… / --unique-recipients-per-month budget (a number, or none)');
+      }
+      if (sim !== undefined && !budgetGiven) throw usageError('--sim applies to the carrier budgets: give one of them too');
+      const simPatch = sim === undefined ? undefined : [{ sim_number: sim, ...Object.fromEntries(BUDGET_FIELDS.map(([field, key]) => [field, budgets[key]])) }];
+      const updated = await updateDevice(db, { userId: device.userId, id: device.id, ...rates, ...(simPatch ? { sims: simPatch } : { budgets }) });
       if (!updated) throw notFound(`no device with id ${device.id}`);
-      return deviceRecord(updated, config, new Date());
+      return (await deviceRecords(sql, [updated], config))[0]!;
     },
   },
   'device delete': {

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import { availabilityWindows, failoverPool, pickDevice } from '@smsgw/core';
 import { assignMessages, availableDevices, failMessages, loadPendingMessages, pausedDevices, type Sql, type PendingMessage } from '@smsgw/db/sql';
-import { DevicePacing, publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
+import { DeviceBudgets, DevicePacing, publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
+import { budgetAssignments, releaseBudgets } from './budget-assignments.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { holdBack } from './hold-back.ts';
 import { paceAssignments, type Assignment } from './pace-assignments.ts';
@@ -56,10 +57,14 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
   const pacing = new DevicePacing(deps.redis, config.QUEUE_PREFIX);
   const movable = new Map(roundRobin.map((m) => [m.id, m.userId]));
   const paced = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools });
-  const { waiting, limited } = paced;
-  const assignments = paced.assignments.filter((a) => !byId.get(a.id)?.attemptedDeviceIds.includes(a.deviceId));
+  // Carrier budgets (docs/devices.md, "Carrier budgets"): may move round-robin messages on, pick a SIM, or make them wait.
+  const budgets = new DeviceBudgets(deps.redis, config.QUEUE_PREFIX);
+  const budgeted = await budgetAssignments({ sql, budgets, pacing }, { assignments: paced.assignments, movable, pools });
+  const waiting = new Map([...paced.waiting, ...budgeted.waiting]);
+  const assignments = budgeted.assignments.filter((a) => !byId.get(a.id)?.attemptedDeviceIds.includes(a.deviceId));
   const assigned = await assignMessages(sql, { assignments: withStickySims(assignments, sticky.choices), now, maxQueueSeconds: config.MAX_QUEUE_SECONDS });
-  await releaseUnassigned(pacing, paced.assignments, assigned, limited);
+  await releaseUnassigned(pacing, budgeted.assignments, assigned, paced.limited);
+  await releaseBudgets(budgets, budgeted.taken, assigned);
   await wake(deps, new Set(assigned.map((a) => a.deviceId)));
   await publishStatus(deps, [...goneFailed.moved, ...assigned.map((a) => a.id)]);
 

@@ -62,6 +62,23 @@ describe('announceDeviceHealth', () => {
     expect(await f.status()).toBe('online');
   });
 
+  it('announces degraded with budget_exhausted once a carrier budget is used up, the record showing the usage', async () => {
+    const f = await fixture();
+    await api.db.device.update({ where: { id: f.deviceId }, data: { segmentsPerDay: 2 } });
+    await announceDeviceHealth(deps(), at(1));
+    expect(await f.status()).toBe('online');
+    await api.db.message.create({
+      data: { id: newId(), userId: f.userId, deviceId: f.deviceId, to: '+15550001111', body: 'x', segments: 2, encoding: 'GSM_7', state: 'assigned', assignedAt: at(5) },
+    });
+    await f.seen(at(300));
+    await announceDeviceHealth(deps(), at(310));
+    const [event] = await f.deliveries();
+    expect(event).toMatchObject({ type: 'device.degraded', data: { health: { status: 'degraded', reasons: ['budget_exhausted'] } } });
+    expect((event!.data as unknown as { usage: { segments_per_day: unknown } }).usage.segments_per_day).toEqual({
+      limit: 2, used: 2, resets_at: '2026-03-02T00:00:00.000Z',
+    });
+  });
+
   it('announces a change once when two dispatchers judge the device at the same time', async () => {
     const f = await fixture();
     await announceDeviceHealth(deps(), at(1));

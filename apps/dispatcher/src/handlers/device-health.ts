@@ -1,6 +1,6 @@
 import type { DispatcherConfig } from '@smsgw/config';
-import { announcedHealth, availabilityWindows, healthContext, toDeviceRecord, type DeviceEventType, type HealthStatus } from '@smsgw/core';
-import { announceHealth, healthCandidates, type HealthChange, type Sql } from '@smsgw/db/sql';
+import { announcedHealth, availabilityWindows, hasBudget, healthContext, readSimBudgets, toDeviceRecord, type DeviceEventType, type HealthStatus } from '@smsgw/core';
+import { announceHealth, budgetCounts, healthCandidates, type HealthChange, type Sql } from '@smsgw/db/sql';
 import type { WebhooksQueue } from '@smsgw/queue';
 import type { Logger } from 'pino';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
@@ -29,8 +29,12 @@ export async function announceDeviceHealth(
   for (let page = 0; page < MAX_PAGES; page++) {
     const devices = await healthCandidates(deps.sql, { after, limit: PAGE });
     const changes: HealthChange[] = [];
+    // Devices with carrier budgets are judged with their usage (`budget_exhausted`).
+    const budgeted = devices.filter((d) => hasBudget(d) || readSimBudgets(d.simBudgets).length > 0).map((d) => d.id);
+    const counts = await budgetCounts(deps.sql, budgeted, now);
     for (const device of devices) {
-      const record = toDeviceRecord(device, windows, context);
+      const used = budgeted.includes(device.id) ? { budgets: { counts: counts.get(device.id) ?? new Map(), now } } : {};
+      const record = toDeviceRecord(device, windows, { ...context, ...used });
       const to = announcedHealth(record.health, { status: device.healthStatus, changedAt: device.healthChangedAt }, options);
       if (to === undefined) continue;
       changes.push({ deviceId: device.id, from: device.healthStatus, to, event: device.healthStatus === null ? null : EVENTS[to], record });

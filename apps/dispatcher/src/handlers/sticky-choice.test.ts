@@ -11,4 +11,9 @@ describe('withStickySims', () => {
       { id: 'm3', deviceId: 'd1', simNumber: null },
     ]);
   });
+
+  it('leaves a SIM a carrier budget picked as it is', () => {
+    const choices = new Map([['m1', { deviceId: 'd1', simNumber: 2 }]]);
+    expect(withStickySims([{ id: 'm1', deviceId: 'd1', simNumber: 1 }], choices)).toEqual([{ id: 'm1', deviceId: 'd1', simNumber: 1 }]);
+  });
 });

@@ -26,10 +26,16 @@ export async function pickSticky(sql: Sql, messages: PendingMessage[], pools: Ma
   };
 }
 
-/** The sticky SIM of each assignment that pacing left on its sticky device (another device gets its own default). */
-export function withStickySims<A extends { id: string; deviceId: string }>(assignments: A[], choices: Map<string, StickyDevice>): (A & { simNumber: number | null })[] {
+/**
+ * The sticky SIM of each assignment that pacing left on its sticky device (another device gets its
+ * own default), unless a carrier budget picked the SIM already (it keeps the SIM within its limits).
+ */
+export function withStickySims<A extends { id: string; deviceId: string; simNumber?: number | null }>(
+  assignments: A[],
+  choices: Map<string, StickyDevice>,
+): (A & { simNumber: number | null })[] {
   return assignments.map((a) => {
     const choice = choices.get(a.id);
-    return { ...a, simNumber: choice && choice.deviceId === a.deviceId ? choice.simNumber : null };
+    return { ...a, simNumber: a.simNumber ?? (choice && choice.deviceId === a.deviceId ? choice.simNumber : null) };
   });
 }

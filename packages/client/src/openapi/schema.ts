@@ -296,7 +296,7 @@ export interface paths {
         delete: operations["deleteDevicesById"];
         options?: never;
         head?: never;
-        /** Rename, enable or disable a device, or set its rate limits */
+        /** Rename, enable or disable a device, or set its rate limits and carrier budgets */
         patch: operations["patchDevicesById"];
         trace?: never;
     };
@@ -1222,6 +1222,34 @@ export interface components {
          *       "rate_limit_per_minute": null,
          *       "rate_limit_per_hour": null,
          *       "rate_limit_per_day": null,
+         *       "segments_per_hour": null,
+         *       "segments_per_day": 300,
+         *       "segments_per_month": null,
+         *       "unique_recipients_per_month": null,
+         *       "sims": [],
+         *       "usage": {
+         *         "segments_per_hour": {
+         *           "limit": null,
+         *           "used": 12,
+         *           "resets_at": "2026-03-01T10:05:00.000Z"
+         *         },
+         *         "segments_per_day": {
+         *           "limit": 300,
+         *           "used": 40,
+         *           "resets_at": "2026-03-02T00:00:00.000Z"
+         *         },
+         *         "segments_per_month": {
+         *           "limit": null,
+         *           "used": 950,
+         *           "resets_at": "2026-04-01T00:00:00.000Z"
+         *         },
+         *         "unique_recipients_per_month": {
+         *           "limit": null,
+         *           "used": 210,
+         *           "resets_at": "2026-04-01T00:00:00.000Z"
+         *         },
+         *         "sims": []
+         *       },
          *       "created_at": "2026-02-20T08:00:00.000Z",
          *       "updated_at": "2026-02-20T08:00:00.000Z"
          *     }
@@ -1251,10 +1279,86 @@ export interface components {
             rate_limit_per_hour: number | null;
             /** @description At most this many messages are handed to the device in any minute (null: no limit). Round-robin gives the excess to the user's other devices; messages named for this device wait. */
             rate_limit_per_minute: number | null;
+            /** @description At most this many message parts (segments) per UTC calendar day (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+            segments_per_day: number | null;
+            /** @description At most this many message parts (segments) in any rolling hour (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+            segments_per_hour: number | null;
+            /** @description At most this many message parts (segments) per UTC calendar month (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+            segments_per_month: number | null;
             /** @description SIM cards the SMS Gate app reported (redacted by the app). */
             sim_cards: unknown[] | null;
+            /** @description The budgets per SIM (only SIMs with one). */
+            sims: {
+                /** @description At most this many message parts (segments) per UTC calendar day (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                segments_per_day: number | null;
+                /** @description At most this many message parts (segments) in any rolling hour (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                segments_per_hour: number | null;
+                /** @description At most this many message parts (segments) per UTC calendar month (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                segments_per_month: number | null;
+                sim_number: number;
+                /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                unique_recipients_per_month: number | null;
+            }[];
+            /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+            unique_recipients_per_month: number | null;
             /** Format: date-time */
             updated_at: string;
+            /** @description What the device (and each SIM with a budget) was handed in each window, against its limit (null in webhook events). */
+            usage: ({
+                segments_per_day: {
+                    limit: number | null;
+                    /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                    resets_at: string | null;
+                    used: number;
+                };
+                segments_per_hour: {
+                    limit: number | null;
+                    /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                    resets_at: string | null;
+                    used: number;
+                };
+                segments_per_month: {
+                    limit: number | null;
+                    /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                    resets_at: string | null;
+                    used: number;
+                };
+                unique_recipients_per_month: {
+                    limit: number | null;
+                    /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                    resets_at: string | null;
+                    used: number;
+                };
+            } & {
+                sims: ({
+                    sim_number: number;
+                } & {
+                    segments_per_day: {
+                        limit: number | null;
+                        /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                        resets_at: string | null;
+                        used: number;
+                    };
+                    segments_per_hour: {
+                        limit: number | null;
+                        /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                        resets_at: string | null;
+                        used: number;
+                    };
+                    segments_per_month: {
+                        limit: number | null;
+                        /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                        resets_at: string | null;
+                        used: number;
+                    };
+                    unique_recipients_per_month: {
+                        limit: number | null;
+                        /** @description When the window next frees room: the end of the UTC day or month; for the rolling hour, when its oldest part leaves (null: none in it). */
+                        resets_at: string | null;
+                        used: number;
+                    };
+                })[];
+            }) | null;
             /** @description What keeps the device from working well, in words. */
             warnings: string[];
         };
@@ -4068,6 +4172,34 @@ export interface operations {
                      *       "rate_limit_per_minute": null,
                      *       "rate_limit_per_hour": null,
                      *       "rate_limit_per_day": null,
+                     *       "segments_per_hour": null,
+                     *       "segments_per_day": 300,
+                     *       "segments_per_month": null,
+                     *       "unique_recipients_per_month": null,
+                     *       "sims": [],
+                     *       "usage": {
+                     *         "segments_per_hour": {
+                     *           "limit": null,
+                     *           "used": 12,
+                     *           "resets_at": "2026-03-01T10:05:00.000Z"
+                     *         },
+                     *         "segments_per_day": {
+                     *           "limit": 300,
+                     *           "used": 40,
+                     *           "resets_at": "2026-03-02T00:00:00.000Z"
+                     *         },
+                     *         "segments_per_month": {
+                     *           "limit": null,
+                     *           "used": 950,
+                     *           "resets_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "unique_recipients_per_month": {
+                     *           "limit": null,
+                     *           "used": 210,
+                     *           "resets_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "sims": []
+                     *       },
                      *       "created_at": "2026-02-20T08:00:00.000Z",
                      *       "updated_at": "2026-02-20T08:00:00.000Z"
                      *     }
@@ -4266,6 +4398,27 @@ export interface operations {
                     rate_limit_per_hour?: number | null;
                     /** @description At most this many messages are handed to the device in any minute (null: no limit). Round-robin gives the excess to the user's other devices; messages named for this device wait. */
                     rate_limit_per_minute?: number | null;
+                    /** @description At most this many message parts (segments) per UTC calendar day (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                    segments_per_day?: number | null;
+                    /** @description At most this many message parts (segments) in any rolling hour (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                    segments_per_hour?: number | null;
+                    /** @description At most this many message parts (segments) per UTC calendar month (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                    segments_per_month?: number | null;
+                    /** @description Budgets per SIM: fields left out stay, null removes one. smsgw then picks a SIM with room and passes its `sim_number`. */
+                    sims?: {
+                        /** @description At most this many message parts (segments) per UTC calendar day (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                        segments_per_day?: number | null;
+                        /** @description At most this many message parts (segments) in any rolling hour (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                        segments_per_hour?: number | null;
+                        /** @description At most this many message parts (segments) per UTC calendar month (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                        segments_per_month?: number | null;
+                        /** @description A SIM the device has (its `sim_cards`; SIM 1 when it reported none). */
+                        sim_number: number;
+                        /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                        unique_recipients_per_month?: number | null;
+                    }[];
+                    /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
+                    unique_recipients_per_month?: number | null;
                 };
             };
         };
@@ -4305,6 +4458,34 @@ export interface operations {
                      *       "rate_limit_per_minute": null,
                      *       "rate_limit_per_hour": null,
                      *       "rate_limit_per_day": null,
+                     *       "segments_per_hour": null,
+                     *       "segments_per_day": 300,
+                     *       "segments_per_month": null,
+                     *       "unique_recipients_per_month": null,
+                     *       "sims": [],
+                     *       "usage": {
+                     *         "segments_per_hour": {
+                     *           "limit": null,
+                     *           "used": 12,
+                     *           "resets_at": "2026-03-01T10:05:00.000Z"
+                     *         },
+                     *         "segments_per_day": {
+                     *           "limit": 300,
+                     *           "used": 40,
+                     *           "resets_at": "2026-03-02T00:00:00.000Z"
+                     *         },
+                     *         "segments_per_month": {
+                     *           "limit": null,
+                     *           "used": 950,
+                     *           "resets_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "unique_recipients_per_month": {
+                     *           "limit": null,
+                     *           "used": 210,
+                     *           "resets_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "sims": []
+                     *       },
                      *       "created_at": "2026-02-20T08:00:00.000Z",
                      *       "updated_at": "2026-02-20T08:00:00.000Z"
                      *     }
@@ -9091,6 +9272,34 @@ export interface operations {
                  *         "rate_limit_per_minute": null,
                  *         "rate_limit_per_hour": null,
                  *         "rate_limit_per_day": null,
+                 *         "segments_per_hour": null,
+                 *         "segments_per_day": 300,
+                 *         "segments_per_month": null,
+                 *         "unique_recipients_per_month": null,
+                 *         "sims": [],
+                 *         "usage": {
+                 *           "segments_per_hour": {
+                 *             "limit": null,
+                 *             "used": 12,
+                 *             "resets_at": "2026-03-01T10:05:00.000Z"
+                 *           },
+                 *           "segments_per_day": {
+                 *             "limit": 300,
+                 *             "used": 40,
+                 *             "resets_at": "2026-03-02T00:00:00.000Z"
+                 *           },
+                 *           "segments_per_month": {
+                 *             "limit": null,
+                 *             "used": 950,
+                 *             "resets_at": "2026-04-01T00:00:00.000Z"
+                 *           },
+                 *           "unique_recipients_per_month": {
+                 *             "limit": null,
+                 *             "used": 210,
+                 *             "resets_at": "2026-04-01T00:00:00.000Z"
+                 *           },
+                 *           "sims": []
+                 *         },
                  *         "created_at": "2026-02-20T08:00:00.000Z",
                  *         "updated_at": "2026-02-20T08:00:00.000Z"
                  *       }
@@ -9173,6 +9382,34 @@ export interface operations {
                  *         "rate_limit_per_minute": null,
                  *         "rate_limit_per_hour": null,
                  *         "rate_limit_per_day": null,
+                 *         "segments_per_hour": null,
+                 *         "segments_per_day": 300,
+                 *         "segments_per_month": null,
+                 *         "unique_recipients_per_month": null,
+                 *         "sims": [],
+                 *         "usage": {
+                 *           "segments_per_hour": {
+                 *             "limit": null,
+                 *             "used": 12,
+                 *             "resets_at": "2026-03-01T10:05:00.000Z"
+                 *           },
+                 *           "segments_per_day": {
+                 *             "limit": 300,
+                 *             "used": 40,
+                 *             "resets_at": "2026-03-02T00:00:00.000Z"
+                 *           },
+                 *           "segments_per_month": {
+                 *             "limit": null,
+                 *             "used": 950,
+                 *             "resets_at": "2026-04-01T00:00:00.000Z"
+                 *           },
+                 *           "unique_recipients_per_month": {
+                 *             "limit": null,
+                 *             "used": 210,
+                 *             "resets_at": "2026-04-01T00:00:00.000Z"
+                 *           },
+                 *           "sims": []
+                 *         },
                  *         "created_at": "2026-02-20T08:00:00.000Z",
                  *         "updated_at": "2026-02-20T08:00:00.000Z"
                  *       }
@@ -9255,6 +9492,34 @@ export interface operations {
                  *         "rate_limit_per_minute": null,
                  *         "rate_limit_per_hour": null,
                  *         "rate_limit_per_day": null,
+                 *         "segments_per_hour": null,
+                 *         "segments_per_day": 300,
+                 *         "segments_per_month": null,
+                 *         "unique_recipients_per_month": null,
+                 *         "sims": [],
+                 *         "usage": {
+                 *           "segments_per_hour": {
+                 *             "limit": null,
+                 *             "used": 12,
+                 *             "resets_at": "2026-03-01T10:05:00.000Z"
+                 *           },
+                 *           "segments_per_day": {
+                 *             "limit": 300,
+                 *             "used": 40,
+                 *             "resets_at": "2026-03-02T00:00:00.000Z"
+                 *           },
+                 *           "segments_per_month": {
+                 *             "limit": null,
+                 *             "used": 950,
+                 *             "resets_at": "2026-04-01T00:00:00.000Z"
+                 *           },
+                 *           "unique_recipients_per_month": {
+                 *             "limit": null,
+                 *             "used": 210,
+                 *             "resets_at": "2026-04-01T00:00:00.000Z"
+                 *           },
+                 *           "sims": []
+                 *         },
                  *         "created_at": "2026-02-20T08:00:00.000Z",
                  *         "updated_at": "2026-02-20T08:00:00.000Z"
                  *       }
