@@ -19,8 +19,6 @@ export const ERRORS = {
   group_not_found: { status: 400, message: 'Group not found.' },
   /** A named device that does not exist, belongs to another user or is disabled. */
   device_not_found: { status: 400, message: 'Device not found or not enabled.' },
-  /** Every recipient of a send is on the user's opt-out list (Twilio's error 21610); nothing is stored. */
-  recipient_opted_out: { status: 400, message: 'Attempt to send to unsubscribed recipient' },
   /** A contact id in a request that is not one of the caller's contacts. */
   contact_not_found: { status: 400, message: 'Contact not found.' },
   /** A webhook URL that is not http(s), or whose host is internal or does not resolve. */

@@ -137,9 +137,8 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   // One statement stores it all (atomic by itself).
   const { idempotency } = input;
   const accepted = (stored: StoredSend): StoredSend => {
-    // In the order of decisions.md ("Sending"): the named device, opt-outs, availability, then quota.
+    // In the order of decisions.md ("Sending"): the named device, availability (unless every recipient opted out), then quota.
     if (stored.device === 'missing') throw deviceNotFound(input.deviceId!);
-    if (stored.device === 'opted_out') throw new AppError('recipient_opted_out', optedOutMessage(recipients.length));
     if (stored.device === 'unavailable') throw new AppError('no_devices');
     if (!stored.charged) throw new AppError('quota_exceeded');
     const optedOut = new Set(stored.optedOut);
@@ -201,11 +200,6 @@ async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise
   const unknown = malformed ?? (await foreignGroupIds(db, { userId, groupIds: [...new Set(groupIds)] }))[0];
   if (unknown !== undefined) throw new AppError('group_not_found', `Group ${unknown} not found.`);
   return groupMemberPhones(db, [...new Set(groupIds)]);
-}
-
-function optedOutMessage(count: number): string {
-  const who = count === 1 ? 'The recipient has' : `All ${count} recipients have`;
-  return `Attempt to send to unsubscribed recipient: ${who} opted out (replied STOP); nothing was sent.`;
 }
 
 function deviceNotFound(deviceId: string): AppError {

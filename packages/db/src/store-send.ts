@@ -22,13 +22,13 @@ export interface DeviceGate {
 }
 
 /**
- * What a send found: `missing` (the named device is not the user's or not enabled), `opted_out`
- * (every recipient is on the user's opt-out list), `unavailable` (no device to send with now).
+ * What a send found: `missing` (the named device is not the user's or not enabled), `unavailable`
+ * (no device to send with now, while some recipient has not opted out).
  * `optedOut` are the messages stored failed at once (their recipient opted out), with the
  * deliveries of their `message.failed` events.
  */
 export interface StoredSend {
-  device: 'ok' | 'missing' | 'opted_out' | 'unavailable';
+  device: 'ok' | 'missing' | 'unavailable';
   charged: boolean;
   optedOut: string[];
   deliveries: DeliveryRef[];
@@ -38,8 +38,8 @@ export interface StoredSend {
  * Stores a send in one statement, so that it is atomic without a transaction and costs one round
  * trip whatever the number of recipients: the device check, the opt-out list, the quota charge (a
  * conditional upsert of the month's row), the batch and every message (one `unnest` insert).
- * Nothing is stored unless the devices are there, some recipient has not opted out and the charge
- * stays within `limit`. A message to an opted-out recipient is stored `failed` at once, with its
+ * Nothing is stored unless the devices are there (none is needed when every recipient opted out)
+ * and the charge stays within `limit`. A message to an opted-out recipient is stored `failed` at once, with its
  * `message.failed` event, and is not charged (docs/decisions.md, "Opt-out"). Without `charge` and
  * `gate`, the rows are stored unconditionally (the benchmark's floor).
  */
@@ -79,7 +79,7 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
     `WITH opted AS (SELECT phone FROM opt_outs WHERE user_id = $1::uuid AND phone = ANY($10::text[])),
      charged_count AS (SELECT (cardinality($9::uuid[]) - (SELECT count(*) FROM opted))::int AS count),
      gate AS (
-       SELECT CASE WHEN g.device <> 'missing' AND (SELECT count FROM charged_count) = 0 THEN 'opted_out' ELSE g.device END AS device
+       SELECT CASE WHEN g.device = 'unavailable' AND (SELECT count FROM charged_count) = 0 THEN 'ok' ELSE g.device END AS device
        FROM (SELECT ${device} AS device) g
      ),
      charged AS (${charged}),

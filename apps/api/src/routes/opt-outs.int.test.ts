@@ -52,7 +52,7 @@ async function failedDeliveries(userId: string) {
 }
 
 describe('opt-out keywords from incoming SMS', () => {
-  it('STOP through the native protocol lists the sender; a send to it is refused 400 and changes nothing; START lists it no more', async () => {
+  it('STOP through the native protocol lists the sender; a send to it is stored failed, uncharged and never queued; START lists it no more', async () => {
     const { apiKey, userId, devices } = await createTestUser(api.db);
     const to = uniquePhone();
     await nativeInbound(devices[0]!.token, to, '  stop\n');
@@ -61,8 +61,11 @@ describe('opt-out keywords from incoming SMS', () => {
 
     const refused = await send(api.app, apiKey, { recipients: [to], body: 'hello' });
 
-    expect({ status: refused.statusCode, error: refused.json().error }).toEqual({ status: 400, error: 'recipient_opted_out' });
-    expect(await sendFootprint(api, userId)).toEqual(before);
+    expect(refused.statusCode).toBe(200);
+    expect(refused.json()).toMatchObject({ recipients_count: 1, status: 'accepted', opted_out: [to] });
+    const [id] = refused.json().message_ids as string[];
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/sms/${id}`)).json()).toMatchObject({ status: 'failed', error: 'recipient opted out', device_id: null });
+    expect(await sendFootprint(api, userId)).toEqual({ ...before, messages: before.messages + 1 });
 
     await nativeInbound(devices[0]!.token, to, 'Start');
     expect(await listed(apiKey)).toEqual([]);
@@ -154,14 +157,17 @@ describe('a send with opted-out recipients', () => {
     expect({ replayed: again.headers['idempotency-replayed'], body: again.json() }).toEqual({ replayed: 'true', body: first.json() });
   });
 
-  it('refuses with 400 when every recipient opted out, before availability and quota, and changes nothing', async () => {
+  it('stores every message failed when every recipient opted out, needing no device and no quota, and queues nothing', async () => {
     const { apiKey, userId } = await createTestUser(api.db, { devices: 0, monthlyQuota: 0 });
     const [a, b] = [uniquePhone(), uniquePhone()];
     for (const phone of [a, b]) await call(api.app, apiKey, 'POST', '/api/v1/opt-outs', { phone });
     const before = await sendFootprint(api, userId);
     const res = await send(api.app, apiKey, { recipients: [a, b], body: 'x' });
-    expect({ status: res.statusCode, error: res.json().error }).toEqual({ status: 400, error: 'recipient_opted_out' });
-    expect(await sendFootprint(api, userId)).toEqual(before);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ recipients_count: 2, status: 'accepted', opted_out: [a, b] });
+    expect(await sendFootprint(api, userId)).toEqual({ ...before, messages: before.messages + 2, batches: before.batches + 1 });
+    const states = await api.db.message.findMany({ where: { userId }, select: { state: true, error: true } });
+    expect(states).toEqual([{ state: 'failed', error: 'recipient opted out' }, { state: 'failed', error: 'recipient opted out' }]);
   });
 });
 

@@ -2141,7 +2141,6 @@ export interface operations {
              *     - `too_many_recipients`: Too many recipients in one request.
              *     - `group_not_found`: Group not found.
              *     - `device_not_found`: Device not found or not enabled.
-             *     - `recipient_opted_out`: Attempt to send to unsubscribed recipient
              */
             400: {
                 headers: {
@@ -2320,7 +2319,6 @@ export interface operations {
              *     - `too_many_recipients`: Too many recipients in one request.
              *     - `group_not_found`: Group not found.
              *     - `device_not_found`: Device not found or not enabled.
-             *     - `recipient_opted_out`: Attempt to send to unsubscribed recipient
              *     - `template_not_found`: Template not found. (the body has only `message`)
              *     - `template_not_owned`: Template does not belong to user. (the body has only `message`)
              *     - `missing_variable`: Missing variable. (the body has only `message`)

@@ -11,7 +11,7 @@ import cancelRoutes from './cancel.ts';
 import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse, SendTemplateBody } from './schemas.ts';
 
 const SEND_ERRORS = [
-  'invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found', 'recipient_opted_out',
+  'invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found',
   'quota_exceeded', 'idempotency_key_in_use', 'idempotency_key_reused', 'no_devices', 'service_unavailable',
 ] as const;
 const sendErrors = { ...errors(...SEND_ERRORS), ...authErrors };
