@@ -1,10 +1,11 @@
-import { ApiConfigSchema, loadConfig, logStream } from '@smsgw/config';
+import { ApiConfigSchema, limitHeapGrowth, loadConfig, logStream } from '@smsgw/config';
 import { databaseProblem } from '@smsgw/db';
 import { redisProblem } from '@smsgw/queue';
 import { buildApp } from './app.ts';
 
 // `pnpm start:api`: the API alone, configured by the environment.
 const config = loadConfig(ApiConfigSchema);
+limitHeapGrowth(config.HEAP_GROWTH_PERCENT);
 // One line and exit 1 for a database that is missing, unreachable or not migrated, or a Redis that
 // does not answer, before listening.
 const problem = (await databaseProblem(config.DATABASE_URL)) ?? (await redisProblem(config.REDIS_URL));

@@ -157,7 +157,7 @@ describe('smsgw message list, show', () => {
       expect(out, query).toEqual((await call(cli.api.app, user.apiKey, 'GET', `/api/v1/sms?${query}`)).json());
       return out as { next_cursor: string | null };
     };
-    for (const [flags, query] of queries) await listed(flags, query);
+    await Promise.all(queries.map(([flags, query]) => listed(flags, query)));
     const first = await listed(['--limit', '2'], 'limit=2');
     expect(first.next_cursor).toEqual(expect.any(String));
     expect(await listed(['--limit', '2', '--cursor', first.next_cursor!], `limit=2&cursor=${first.next_cursor}`)).toMatchObject({ next_cursor: null });
@@ -165,7 +165,7 @@ describe('smsgw message list, show', () => {
     const all = ok(await smsgw('message', 'list', '--user', user.userId)) as { data: { message: string }[]; total: number };
     expect(all.total).toBe(3);
     expect(all.data[0]!.message).toBe('single');
-  });
+  }, 60_000); // nine CLI processes
 
   it.each([
     ['--status', 'lost'], ['--to', '0612345678'], ['--batch', 'not-a-uuid'], ['--device', 'x'], ['--limit', '101'], ['--offset', 'one'], ['--cursor', 'not-one'],

@@ -1,11 +1,12 @@
 import { pino } from 'pino';
-import { DispatcherConfigSchema, loadConfig, logStream } from '@smsgw/config';
+import { DispatcherConfigSchema, limitHeapGrowth, loadConfig, logStream } from '@smsgw/config';
 import { databaseProblem } from '@smsgw/db/sql';
 import { redisProblem } from '@smsgw/queue';
 import { startDispatcher } from './dispatcher.ts';
 
 // `pnpm start:dispatcher`: one dispatcher process, configured by the environment.
 const config = loadConfig(DispatcherConfigSchema);
+limitHeapGrowth(config.HEAP_GROWTH_PERCENT);
 // One line and exit 1 for a database that is missing, unreachable or not migrated, or a Redis that does not answer.
 const problem = (await databaseProblem(config.DATABASE_URL)) ?? (await redisProblem(config.REDIS_URL));
 if (problem) {

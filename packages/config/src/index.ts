@@ -1,3 +1,4 @@
 export * from './convert.ts';
 export * from './env.ts';
 export * from './log-output.ts';
+export * from './heap.ts';
