@@ -118,6 +118,11 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
 export async function inTransaction<T>(sql: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await sql.connect();
   let broken: Error | undefined;
+  // The pool listens for the errors of idle connections only: one that dies while checked out
+  // (Postgres restarting) emits 'error' on the client, which would end the process unheard. The
+  // query in flight fails with it too; the connection is discarded on release.
+  const onError = (error: Error) => (broken = error);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -128,6 +133,7 @@ export async function inTransaction<T>(sql: pg.Pool, work: (client: pg.PoolClien
     await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
     throw error;
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }
