@@ -28,7 +28,7 @@ export function Groups() {
         h(Button, { kind: 'danger', onClick: () => action.run(async () => ok(await api.DELETE('/api/v1/groups/{id}', { params: { path: { id: g.id } } }))).then(list.reload) },
           `Delete ${g.name}`))]),
     }),
-    open && h(Members, { id: open, onChange: list.reload }),
+    open && h(Members, { id: open, key: open, onChange: list.reload }),
   );
 }
 
