@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { announcedHealth, cregToNetwork, csqToDbm, deviceHealth, healthContext, pingIntervalSeconds, type DeviceHealth, type HealthFields } from './device-health.ts';
+import { announcedHealth, cregToNetwork, csqToDbm, deviceHealth, healthContext, networkState, pingIntervalSeconds, type DeviceHealth, type HealthFields } from './device-health.ts';
 import { isDeviceAvailable, type AvailabilityWindows } from './device-availability.ts';
 
 const NOW = new Date('2026-03-01T10:00:00.000Z');
@@ -111,6 +111,9 @@ describe('modem readings and the ping interval', () => {
   });
   it('turns AT+CREG? status into a network state', () => {
     expect([0, 1, 2, 3, 4, 5].map(cregToNetwork)).toEqual(['none', 'registered', 'searching', 'denied', null, 'roaming']);
+  });
+  it('keeps a known network label and takes any other for unknown', () => {
+    expect(['registered', 'no_sim', 'LTE', 'Registered', '', null].map(networkState)).toEqual(['registered', 'no_sim', null, null, null, null]);
   });
   it('asks for a ping twice within the offline timer', () => {
     expect([120, 11, 10].map(pingIntervalSeconds)).toEqual([60, 5, 5]);

@@ -14,6 +14,14 @@ export const NETWORK_STATES = ['registered', 'roaming', 'searching', 'denied', '
 export type NetworkState = (typeof NETWORK_STATES)[number];
 const NO_SERVICE: readonly NetworkState[] = ['searching', 'denied', 'none', 'no_sim'];
 
+/**
+ * A device's network label in the record's vocabulary: one of NETWORK_STATES, anything else
+ * (`LTE`, a state a newer device knows) unknown, null, as a device that does not know says it.
+ */
+export function networkState(label: string | null): NetworkState | null {
+  return (NETWORK_STATES as readonly (string | null)[]).includes(label) ? (label as NetworkState) : null;
+}
+
 /** Battery at or below this, not charging, is `low_battery`: Android's own "low battery" warning is at 15 %, this leaves time to act. */
 export const LOW_BATTERY_PERCENT = 20;
 /** This many send failures in a row is `send_failures`: one failure is the recipient's, three in a row are the device's. */
