@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { availabilityWindows, isDeviceAvailable } from '@smsgw/core';
+import { availabilityWindows, isDeviceAvailable, type DeviceLiveness } from '@smsgw/core';
 import { availableDevices, createDevice } from '@smsgw/db';
 import { DeviceClient } from '@smsgw/client';
 import { call, createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
@@ -34,10 +34,12 @@ describe('the availability rule', () => {
   it('is the same in packages/core and in the SQL the dispatcher and the send use', async () => {
     const { userId } = await createTestUser(api.db, { devices: 0 });
     const window = api.config.DEVICE_AVAILABLE_SECONDS;
-    const cases: { enabled: boolean; lastSeenAt: Date | null; streamSeenAt: Date | null }[] = [];
+    const cases: DeviceLiveness[] = [];
     for (const enabled of [true, false])
       for (const lastSeenAt of [null, ago(1), ago(window - 10), ago(window + 10)])
-        for (const streamSeenAt of [null, ago(1), ago(5), ago(window - 10), ago(window + 10)]) cases.push({ enabled, lastSeenAt, streamSeenAt });
+        for (const streamSeenAt of [null, ago(1), ago(5), ago(window - 10), ago(window + 10)])
+          // Never closed, closed within the grace, closed past it, and a close older than the last refresh.
+          for (const streamClosedAt of [null, ago(0.5), ago(1.5), ago(3), ago(window + 20)]) cases.push({ enabled, lastSeenAt, streamSeenAt, streamClosedAt });
     const ids: string[] = [];
     for (const [i, c] of cases.entries()) {
       const { device } = await createDevice(api.db, { userId, name: `case-${i}` });
