@@ -117,7 +117,8 @@ describe('a phone that left coverage', () => {
     await vi.waitFor(async () => expect(await record()).toMatchObject({ available: false, connection: null }), {
       timeout: OFFLINE_AFTER_SECONDS * 3000, interval: 200,
     });
-    expect(Date.now() - frozenAt).toBeLessThanOrEqual(OFFLINE_AFTER_SECONDS * 1000 + 500);
+    // Its last heartbeat came before the freeze; a poll interval and a request of slack for the look.
+    expect(Date.now() - frozenAt).toBeLessThanOrEqual(OFFLINE_AFTER_SECONDS * 1000 + 1000);
     expect(cluster!.output('api').join('\n')).toContain('device event stream dead');
 
     const ids = await sendRoundRobin(client, 100);
