@@ -4,11 +4,11 @@ import { isDeviceAvailable, type AvailabilityWindows } from './device-availabili
 
 const NOW = new Date('2026-03-01T10:00:00.000Z');
 const ago = (seconds: number) => new Date(NOW.getTime() - seconds * 1000);
-const WINDOWS: AvailabilityWindows = { streamSince: ago(45), requestSince: ago(1200) };
+const WINDOWS: AvailabilityWindows = { streamSince: ago(45), closedSince: ago(30), requestSince: ago(1200) };
 
 function device(overrides: Partial<HealthFields> = {}): HealthFields {
   return {
-    enabled: true, lastSeenAt: ago(5), streamSeenAt: ago(5), pushToken: false, appVersion: null, failuresInARow: 0,
+    enabled: true, lastSeenAt: ago(5), streamSeenAt: ago(5), streamClosedAt: null, pushToken: false, appVersion: null, failuresInARow: 0,
     batteryLevel: null, batteryCharging: null, signalDbm: null, network: null, ...overrides,
   };
 }

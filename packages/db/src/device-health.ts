@@ -38,7 +38,7 @@ export interface HealthCandidate extends DeviceFields {
 /** Enabled devices that were ever seen (a device is judged from its first request on), a page at a time in id order after `after`. */
 export async function healthCandidates(sql: Sql, options: { after?: string; limit: number }): Promise<HealthCandidate[]> {
   const { rows } = await sql.query<Record<string, never>>(
-    `SELECT id, user_id, name, enabled, protocol, last_seen_at, stream_seen_at, app_version, push_token, sim_cards,
+    `SELECT id, user_id, name, enabled, protocol, last_seen_at, stream_seen_at, stream_closed_at, app_version, push_token, sim_cards,
             rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day, segments_per_hour, segments_per_day, segments_per_month,
             unique_recipients_per_month, sim_budgets, battery_level, battery_charging, signal_dbm, network,
             failures_in_a_row, paused_until, pause_reason, created_at, updated_at, health_status, health_reasons, health_changed_at
@@ -48,6 +48,7 @@ export async function healthCandidates(sql: Sql, options: { after?: string; limi
   return rows.map((r: Record<string, unknown>) => ({
     id: r.id as string, userId: r.user_id as string, name: r.name as string, enabled: r.enabled as boolean,
     protocol: r.protocol as DeviceFields['protocol'], lastSeenAt: r.last_seen_at as Date | null, streamSeenAt: r.stream_seen_at as Date | null,
+    streamClosedAt: r.stream_closed_at as Date | null,
     appVersion: r.app_version as string | null, pushToken: r.push_token as boolean, simCards: r.sim_cards,
     rateLimitPerMinute: r.rate_limit_per_minute as number | null, rateLimitPerHour: r.rate_limit_per_hour as number | null,
     rateLimitPerDay: r.rate_limit_per_day as number | null, segmentsPerHour: r.segments_per_hour as number | null,
