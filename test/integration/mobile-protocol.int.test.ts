@@ -122,7 +122,14 @@ describe('wake-up', () => {
     const stream = await openStream(o.phone);
     await vi.waitFor(() => expect(enqueuedAt(stream).length).toBe(1), { timeout: 5_000 });
     const ids = await assigned(o, 130);
-    await vi.waitFor(() => expect(enqueuedAt(stream).length).toBe(2), { timeout: 5_000 });
+    // The dispatcher wakes the phone after each batch it assigns (one or more for 130 messages): every
+    // one of those wake-ups has left before the pull, so that the count below sees only later ones.
+    await vi.waitFor(
+      async () => expect(await api.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).toMatchObject({ waiting: 0, active: 0, delayed: 0, prioritized: 0 }),
+      { timeout: 10_000, interval: 50 },
+    );
+    await vi.waitFor(() => expect(enqueuedAt(stream).length).toBeGreaterThanOrEqual(2), { timeout: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
 
     const first = await pulled(o.phone);
     expect(first).toHaveLength(100);
