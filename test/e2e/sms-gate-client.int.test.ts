@@ -56,7 +56,7 @@ describe('SMS Gate client API, end to end', () => {
       await vi.waitFor(async () => expect((await read()).state).toBe('Delivered'), { timeout: 60_000, interval: 200 });
       const state = await read();
       expect(state.recipients.map((r) => r.state)).toEqual(['Delivered', 'Delivered', 'Delivered', 'Delivered']);
-      expect(Object.keys((state as { states: object }).states)).toEqual(expect.arrayContaining(['Pending', 'Sent', 'Delivered']));
+      expect(Object.keys((state as unknown as { states: object }).states)).toEqual(expect.arrayContaining(['Pending', 'Sent', 'Delivered']));
     }
 
     const rows = await db.message.findMany({ where: { userId: user.id }, select: { id: true, deviceId: true } });

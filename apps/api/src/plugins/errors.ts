@@ -49,7 +49,7 @@ export function describeValidation(issues: ValidationIssue[], context: string | 
   return `Invalid ${part} '${path}': ${issue.message ?? 'not valid'}.`;
 }
 
-type ErrorBodyShape = { error?: string; message: string };
+export type ErrorBodyShape = { error?: string; message: string };
 
 // What a client is told to wait before it tries again after a 503 of ours.
 const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
@@ -156,18 +156,36 @@ function pathPattern(url: string): RegExp {
 }
 
 /**
+ * A client-compatibility API's own error body (routes/compat/): made from smsgw's answer for the
+ * requests under its path prefix, so that even the refusals before routing speak its dialect.
+ */
+export interface ErrorDialect {
+  prefix: string;
+  body: (status: number, body: ErrorBodyShape) => object;
+}
+
+/** The dialect of a request path (duplicate slashes count as one, as the router reads them), if any. */
+export function dialectOf(dialects: readonly ErrorDialect[], url: string): ErrorDialect | undefined {
+  const path = url.split('?')[0]!.replace(/\/{2,}/g, '/');
+  return dialects.find((d) => path === d.prefix || path.startsWith(`${d.prefix}/`));
+}
+
+/**
  * Fastify's own refusals before routing (`frameworkErrors`): a path that is not valid
  * percent-encoded UTF-8, or a path parameter longer than the router reads (100 characters).
  */
-export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (error.code === 'FST_ERR_BAD_URL') {
-    reply.status(400).send({ error: 'invalid_request', message: 'The URL path is not valid: a percent-encoded sequence is not UTF-8.' });
-  } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    reply.status(414).send({ error: 'uri_too_long', message: 'A segment of the URL path is longer than 100 characters.' });
-  } else {
-    request.log.error({ err: error }, 'unhandled framework error');
-    reply.status(500).send(new AppError('internal_error').body());
-  }
+export function frameworkErrors(dialects: readonly ErrorDialect[] = []) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const answer = (status: number, body: ErrorBodyShape) => reply.status(status).send(dialectOf(dialects, request.url)?.body(status, body) ?? body);
+    if (error.code === 'FST_ERR_BAD_URL') {
+      answer(400, { error: 'invalid_request', message: 'The URL path is not valid: a percent-encoded sequence is not UTF-8.' });
+    } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      answer(414, { error: 'uri_too_long', message: 'A segment of the URL path is longer than 100 characters.' });
+    } else {
+      request.log.error({ err: error }, 'unhandled framework error');
+      answer(500, new AppError('internal_error').body() as ErrorBodyShape);
+    }
+  };
 }
 
 /**

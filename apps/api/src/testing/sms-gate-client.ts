@@ -1,4 +1,11 @@
-import Client, { type MessageState } from 'android-sms-gateway';
+// The package ships ESM without `"type": "module"`: TypeScript reads it as CommonJS (its class one
+// `default` deeper than at run time, where the bundler loads it as ESM), so the class is looked up.
+import * as gate from 'android-sms-gateway';
+
+type MessageState = gate.MessageState;
+type GateClientClass = typeof gate.default.default;
+const asClass = (value: unknown) => value as GateClientClass & { default?: unknown };
+const GateClient: GateClientClass = typeof asClass(gate.default).default === 'function' ? asClass(asClass(gate.default).default) : asClass(gate.default);
 
 /**
  * SMS Gate's npm client library (`android-sms-gateway`) against smsgw, for tests. The registry
@@ -28,8 +35,8 @@ async function handle<T>(response: Response): Promise<T> {
 }
 
 /** The published library, Basic `login:password`, against smsgw's `/3rdparty/v1`. */
-export function publishedClient(baseUrl: string, login: string, password: string): Client {
-  return new Client(login, password, fetchHttpClient, `${baseUrl}/3rdparty/v1`);
+export function publishedClient(baseUrl: string, login: string, password: string): InstanceType<GateClientClass> {
+  return new GateClient(login, password, fetchHttpClient, `${baseUrl}/3rdparty/v1`);
 }
 
 export interface ListOptions {

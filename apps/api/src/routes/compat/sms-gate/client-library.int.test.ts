@@ -45,7 +45,7 @@ describe('android-sms-gateway against smsgw', () => {
 
     const page = await client.listMessages({ limit: 2, offset: 1, includeContent: true });
     expect(page.headers.get('x-total-count')).toBe('3');
-    expect((await page.json()).map((m: { id: string; textMessage: unknown }) => [m.id, m.textMessage])).toEqual([['bearer-1', { text: 'n1' }], ['bearer-0', { text: 'n0' }]]);
+    expect(((await page.json()) as { id: string; textMessage: unknown }[]).map((m) => [m.id, m.textMessage])).toEqual([['bearer-1', { text: 'n1' }], ['bearer-0', { text: 'n0' }]]);
 
     const used = (await sendFootprint(api, u.userId)).quotaUsed;
     expect(await client.cancelMessage('bearer-1')).toMatchObject({ id: 'bearer-1', state: 'Cancelled', recipients: [{ state: 'Cancelled' }, { state: 'Cancelled' }] });
@@ -54,7 +54,7 @@ describe('android-sms-gateway against smsgw', () => {
     await expect(client.cancelMessage('bearer-1')).rejects.toThrow('HTTP error 409: {"message":"message is not pending"}');
     await expect(client.getState('nope')).rejects.toThrow('HTTP error 404: {"message":"message not found"}');
     const cancelled = await client.listMessages({ state: 'Cancelled' });
-    expect([cancelled.headers.get('x-total-count'), (await cancelled.json()).map((m: { id: string }) => m.id)]).toEqual(['1', ['bearer-1']]);
+    expect([cancelled.headers.get('x-total-count'), ((await cancelled.json()) as { id: string }[]).map((m) => m.id)]).toEqual(['1', ['bearer-1']]);
   });
 
   it('answers health without credentials in SMS Gate\'s shape', async () => {

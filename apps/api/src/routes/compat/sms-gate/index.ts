@@ -2,8 +2,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppError } from '@smsgw/core';
-import { errorResponse } from '../../../plugins/errors.ts';
-import { lenientValidatorCompiler } from '../../../plugins/validation.ts';
+import { errorResponse, type ErrorBodyShape } from '../../../plugins/errors.ts';
+import { lenientValidatorCompiler, validatorCompiler } from '../../../plugins/validation.ts';
 import { smsGateAuthentication } from './auth.ts';
 import deviceRoutes from './devices.ts';
 import healthRoutes from './health.ts';
@@ -25,7 +25,8 @@ const smsGateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   if (region !== undefined && !isKnownRegion(region)) {
     throw new Error(`PHONE_DEFAULT_REGION=${region} is not a region libphonenumber knows (an ISO 3166 code such as DE).`);
   }
-  app.setValidatorCompiler(lenientValidatorCompiler);
+  // Unknown query parameters are ignored as upstream does; bodies and paths are refused with U+0000 as everywhere.
+  app.setValidatorCompiler((route) => (route.httpPart === 'querystring' ? lenientValidatorCompiler : validatorCompiler)(route));
   app.setErrorHandler(smsGateErrorHandler(app));
   app.setNotFoundHandler((request, reply) => reply.status(404).send({ message: `Cannot ${request.method} ${request.url.split('?')[0]}` }));
   app.addHook('onRequest', async (_request, reply) => {
@@ -49,10 +50,14 @@ const smsGateRoutes: FastifyPluginAsyncTypebox = async (app) => {
 };
 export default smsGateRoutes;
 
-/** smsgw's own error answers, reshaped: `{message}` alone, and 401's text `Unauthorized` as upstream's. */
+/** smsgw's own error answer, reshaped as upstream's: `{message}` alone, and 401's text `Unauthorized`. */
+export function smsGateErrorBody(status: number, body: ErrorBodyShape): { message: string } {
+  return { message: status === 401 ? 'Unauthorized' : body.message };
+}
+
 function smsGateErrorHandler(app: FastifyInstance) {
   return (error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     const { status, headers, body } = errorResponse(app, error, request);
-    return reply.status(status).headers(headers).send({ message: status === 401 ? 'Unauthorized' : body.message });
+    return reply.status(status).headers(headers).send(smsGateErrorBody(status, body));
   };
 }
