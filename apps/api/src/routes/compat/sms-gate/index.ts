@@ -36,11 +36,10 @@ const smsGateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(healthRoutes);
   await app.register(async (authenticated) => {
     authenticated.addHook('onRequest', smsGateAuthentication(app));
-    authenticated.get(
-      '/',
-      { schema: { tags: ['sms-gate-client'], summary: 'Answers 200 to a valid login (integrations check their credentials with it)', response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError } } },
-      async () => ({ message: 'OK' }),
-    );
+    const login = { tags: ['sms-gate-client'], summary: 'Answers 200 to a valid login (integrations check their credentials with it)', response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError } };
+    authenticated.get('/', { prefixTrailingSlash: 'no-slash', schema: login }, async () => ({ message: 'OK' }));
+    // The same with the slash, as Home Assistant's integration calls it (`{base}/`); the document lists the one without.
+    authenticated.get('/', { prefixTrailingSlash: 'slash', schema: { ...login, hide: true } }, async () => ({ message: 'OK' }));
     // `/message` and `/device` are upstream's deprecated spellings, still called by its clients.
     for (const [messages, devices] of [['/messages', '/devices'], ['/message', '/device']] as const) {
       await authenticated.register(messageRoutes, { prefix: messages, deprecated: messages === '/message' });

@@ -36,7 +36,7 @@ export const SmsGateMessage = Type.Object(
   {
     $id: 'SmsGateMessage',
     description: 'A message to one or more recipients: one smsgw batch.',
-    examples: [{ id: 'order-1042', textMessage: { text: 'Your order has shipped.' }, phoneNumbers: ['+15551234567'] }],
+    examples: [{ textMessage: { text: 'Your order has shipped.' }, phoneNumbers: ['+15551234567'] }],
   },
 );
 export type SmsGateMessage = Static<typeof SmsGateMessage>;
