@@ -116,6 +116,16 @@ describe('the API as a whole', () => {
     }
   });
 
+  it('answers what it refuses before routing, and U+0000 in a path, in the same {message} shape', async () => {
+    const u = await createTestUser(api.db);
+    const long = await get(u, `/3rdparty/v1/messages/${'a'.repeat(101)}`);
+    expect({ status: long.statusCode, body: long.json() }).toEqual({ status: 414, body: { message: 'A segment of the URL path is longer than 100 characters.' } });
+    const badUtf8 = await get(u, '/3rdparty/v1/messages/%C0');
+    expect({ status: badUtf8.statusCode, keys: Object.keys(badUtf8.json()) }).toEqual({ status: 400, keys: ['message'] });
+    const nul = await get(u, '/3rdparty/v1/messages/%00');
+    expect({ status: nul.statusCode, keys: Object.keys(nul.json()) }).toEqual({ status: 400, keys: ['message'] });
+  });
+
   it('answers an unknown path with 404 {message}', async () => {
     const res = await api.app.inject({ method: 'GET', url: '/3rdparty/v1/nothing' });
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 404, body: { message: 'Cannot GET /3rdparty/v1/nothing' } });
