@@ -87,22 +87,43 @@ export interface UnitFilter {
   order: 'newest' | 'oldest';
 }
 
-/** A page of the user's units with the total that match the filter. */
+/**
+ * A page of the user's units with the total that match the filter. Without a state or device
+ * filter the page and the total need no unit's messages; with either, every unit's state is
+ * computed (measured with 100,000 lone messages of one user, 2 busy cores: the first page 0.08 to
+ * 0.18 s unfiltered, 0.5 to 1.5 s filtered).
+ */
 export async function listSendUnits(sql: Sql, f: UnitFilter): Promise<{ units: SendUnit[]; total: number }> {
-  const { rows } = await sql.query<{ ref: string; batch_id: string | null; message_id: string | null; created_at: Date; total: string }>(
-    `WITH units AS (${UNITS})
-     SELECT u.ref, u.batch_id, u.message_id, u.created_at, count(*) OVER () AS total
-     FROM units u CROSS JOIN LATERAL (
-       SELECT ${UNIT_STATE_SQL} AS state,
-              bool_or(coalesce(m.device_id, m.requested_device_id) = $5::uuid) AS on_device
-       FROM messages m WHERE m.batch_id = u.batch_id OR m.id = u.message_id
-     ) s
-     WHERE ($4::text IS NULL OR s.state = $4) AND ($5::uuid IS NULL OR s.on_device)
-     ORDER BY u.created_at ${f.order === 'newest' ? 'DESC' : 'ASC'}, u.sort_id ${f.order === 'newest' ? 'DESC' : 'ASC'}
-     LIMIT $6 OFFSET $7`,
-    [f.userId, f.from ?? null, f.to ?? null, f.state ?? null, f.deviceId ?? null, f.limit, f.offset],
-  );
-  const total = rows[0] ? Number(rows[0].total) : await countUnits(sql, f);
+  const order = f.order === 'newest' ? 'DESC' : 'ASC';
+  const range = [f.userId, f.from ?? null, f.to ?? null];
+  let rows: { ref: string; batch_id: string | null; message_id: string | null; created_at: Date; total?: string }[];
+  let total: number;
+  if (f.state === undefined && f.deviceId === undefined) {
+    const [page, count] = await Promise.all([
+      sql.query<{ ref: string; batch_id: string | null; message_id: string | null; created_at: Date }>(
+        `WITH units AS (${UNITS}) SELECT ref, batch_id, message_id, created_at FROM units ORDER BY created_at ${order}, sort_id ${order} LIMIT $4 OFFSET $5`,
+        [...range, f.limit, f.offset],
+      ),
+      sql.query<{ total: string }>(`WITH units AS (${UNITS}) SELECT count(*) AS total FROM units`, range),
+    ]);
+    rows = page.rows;
+    total = Number(count.rows[0]!.total);
+  } else {
+    ({ rows } = await sql.query<{ ref: string; batch_id: string | null; message_id: string | null; created_at: Date; total: string }>(
+      `WITH units AS (${UNITS})
+       SELECT u.ref, u.batch_id, u.message_id, u.created_at, count(*) OVER () AS total
+       FROM units u CROSS JOIN LATERAL (
+         SELECT ${UNIT_STATE_SQL} AS state,
+                bool_or(coalesce(m.device_id, m.requested_device_id) = $5::uuid) AS on_device
+         FROM messages m WHERE m.batch_id = u.batch_id OR m.id = u.message_id
+       ) s
+       WHERE ($4::text IS NULL OR s.state = $4) AND ($5::uuid IS NULL OR s.on_device)
+       ORDER BY u.created_at ${order}, u.sort_id ${order}
+       LIMIT $6 OFFSET $7`,
+      [...range, f.state ?? null, f.deviceId ?? null, f.limit, f.offset],
+    ));
+    total = rows[0] ? Number(rows[0].total) : await countUnits(sql, f);
+  }
   const units = await loadUnits(sql, rows.map((r) => ({ ref: r.ref, batchId: r.batch_id, messageId: r.message_id, createdAt: r.created_at })));
   return { units, total };
 }
