@@ -47,6 +47,12 @@ describe('SMS Gate client API, end to end', () => {
     const basic = publishedClient(cluster.baseUrl, user.name, key);
     const bearer = newerClient(cluster.baseUrl, '', key);
     await vi.waitFor(async () => expect(await basic.getDevices()).toHaveLength(2), { timeout: 30_000 });
+    // The phone's SIMs as its app reported them (masked by the app), in SMS Gate's shape; the native device has none.
+    const devices = await basic.getDevices();
+    expect(devices.find((d) => d.id === native.device.id)).not.toHaveProperty('simCards');
+    expect(devices.find((d) => d.id !== native.device.id)).toMatchObject({
+      simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: expect.stringMatching(/^\*+\d{4}$/), carrierName: '****bile', iccid: expect.any(String) }],
+    });
 
     const numbers = (n: number, from: number) => Array.from({ length: n }, (_, i) => `+1555${String(from + i).padStart(7, '0')}`);
     const byBasic = await basic.send({ message: 'by Basic', phoneNumbers: numbers(4, 0) });
