@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assignMessages, offerMessages } from '@smsgw/db';
 import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi, type TestUser } from '../../../testing/test-api.ts';
+import { enrolConnectedPhone } from '../../mobile/test-phone.ts';
 
 /** Reading SMS Gate messages: states from smsgw's records, listing, the login check and the API's own answers. */
 let api: TestApi;
@@ -58,6 +60,24 @@ describe('GET /3rdparty/v1/messages/:id', () => {
       const res = await get(other, url);
       expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 404, body: { message: 'message not found' } });
     }
+  });
+});
+
+describe('DELETE /3rdparty/v1/messages/:id', () => {
+  it('answers Cancelling while an SMS Gate phone that holds the message is asked, cancelling at once what no device holds', async () => {
+    const u = await createTestUser(api.db, { devices: 0 });
+    const held = await enrolConnectedPhone(api.app, api.db, u.userId);
+    await api.db.device.update({ where: { id: held.id }, data: { appVersion: '1.68.0' } });
+    const [a, b] = await gateSend(u, 'half-held', 2);
+    await assignMessages(api.sql, { assignments: [{ id: a!.id, deviceId: held.id }], now: new Date() });
+    expect(await offerMessages(api.sql, { deviceId: held.id, limit: 10, order: 'oldest', now: new Date() })).toHaveLength(1);
+
+    const res = await api.app.inject({ method: 'DELETE', url: '/3rdparty/v1/messages/half-held', headers: bearer(u) });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ state: 'Cancelling', recipients: [{ phoneNumber: a!.to, state: 'Cancelling' }, { phoneNumber: b!.to, state: 'Cancelled' }] });
+    expect((await api.db.message.findUniqueOrThrow({ where: { id: b!.id } })).state).toBe('cancelled');
+    const again = await api.app.inject({ method: 'DELETE', url: '/3rdparty/v1/messages/half-held', headers: bearer(u) });
+    expect({ status: again.statusCode, body: again.json() }).toEqual({ status: 409, body: { message: 'message is not pending' } });
   });
 });
 
