@@ -107,6 +107,30 @@ describe('GET /3rdparty/v1/messages', () => {
     expect(await list('?offset=10')).toMatchObject({ total: '3', ids: [] });
   });
 
+  it('filters by state exactly as the states read (the SQL twin of the aggregation agrees with it)', async () => {
+    const u = await createTestUser(api.db);
+    const device = u.deviceId!;
+    const now = new Date();
+    const setUps: Record<string, (ids: string[]) => Promise<unknown>> = {
+      Pending: async ([a]) => move(a!, 'sending', now, device),
+      Processed: async ([a, b]) => Promise.all([move(a!, 'sending', now, device), move(b!, 'sent', now, device)]),
+      Sent: async ([a, b]) => Promise.all([move(a!, 'delivered', now, device), move(b!, 'failed', now, device)]),
+      Delivered: async ([a, b]) => Promise.all([move(a!, 'delivered', now, device), move(b!, 'delivered', now, device)]),
+      Failed: async ([a, b]) => Promise.all([move(a!, 'failed', now, device), move(b!, 'failed', now, device)]),
+      Cancelled: async ([a, b]) => Promise.all([move(a!, 'sent', now, device), api.db.message.update({ where: { id: b! }, data: { state: 'cancelled', cancelledAt: now } })]),
+      Cancelling: async ([a, b]) => Promise.all([
+        api.db.message.update({ where: { id: a! }, data: { state: 'assigned', deviceId: device, cancelRequestedAt: now } }),
+        api.db.message.update({ where: { id: b! }, data: { state: 'cancelled', cancelledAt: now } }),
+      ]),
+    };
+    for (const [state, setUp] of Object.entries(setUps)) await setUp((await gateSend(u, `is-${state}`, 2)).map((m) => m.id));
+    for (const state of Object.keys(setUps)) {
+      expect((await get(u, `/3rdparty/v1/messages/is-${state}`)).json().state).toBe(state);
+      const listed = await get(u, `/3rdparty/v1/messages?state=${state}`);
+      expect([listed.headers['x-total-count'], listed.json().map((m: { id: string }) => m.id)]).toEqual(['1', [`is-${state}`]]);
+    }
+  });
+
   it('takes at most 100 a page whatever limit asks', async () => {
     const u = await createTestUser(api.db);
     for (let i = 0; i < 101; i++) await send(api.app, u.apiKey, { recipients: [phone()], body: `n${i}` });
