@@ -58,10 +58,13 @@ export async function startFuzzApi(env: Record<string, string> = {}, options: Pi
 
 // Spec section 7: a send-template request's template errors are a body with only `message`.
 const MESSAGE_ONLY_URL = /^\/+api\/sms\/send-template(\?|$)/;
+// SMS Gate's client API (docs/compatibility.md): every error is upstream's `{message}` alone.
+const SMS_GATE_URL = /^\/+3rdparty\/v1([/?]|$)/;
 
 /**
  * Why a response breaks the contract, or undefined when it keeps it: no 5xx; a 4xx is JSON
- * `{error, message}` whose `error` is a code of the catalogue and whose message carries no stack.
+ * `{error, message}` whose `error` is a code of the catalogue and whose message carries no stack
+ * (on SMS Gate's client API, `{message}` alone).
  */
 export function contractBreach(request: FuzzRequest, res: Injected): string | undefined {
   if (res.statusCode >= 500) return `status ${res.statusCode}`;
@@ -78,6 +81,7 @@ export function contractBreach(request: FuzzRequest, res: Injected): string | un
   if (typeof message !== 'string') return `${res.statusCode} whose body has no string message`;
   if (/\n\s+at /.test(message)) return `${res.statusCode} whose message carries a stack`;
   if (error === undefined && res.statusCode === 400 && request.method === 'POST' && MESSAGE_ONLY_URL.test(request.url)) return undefined;
+  if (SMS_GATE_URL.test(request.url)) return Object.keys(body as object).length === 1 ? undefined : `${res.statusCode} whose body is not SMS Gate's {message}`;
   if (typeof error !== 'string' || !Object.hasOwn(ERRORS, error)) return `${res.statusCode} whose error is not a code of the catalogue`;
   return undefined;
 }
@@ -110,7 +114,7 @@ export async function expectWellFormed(api: FuzzApi, request: FuzzRequest): Prom
   if (breach) {
     throw new Error(`${request.method} ${request.url.slice(0, 300)} answered ${breach}: ${res.body.slice(0, 500)}\nserver log:\n${api.logged.join('\n')}`);
   }
-  if (res.statusCode === 201 && request.creates) request.creates.add((res.json() as { id: string }).id);
+  if ((res.statusCode === 201 || res.statusCode === 202) && request.creates) request.creates.add((res.json() as { id: string }).id);
   return res.statusCode;
 }
 

@@ -32,6 +32,7 @@ import eventRoutes from './routes/events.ts';
 import smsStatsRoutes from './routes/sms/stats.ts';
 import settingsRoutes from './routes/settings.ts';
 import optOutRoutes from './routes/opt-outs.ts';
+import { COMPAT_APIS } from './routes/compat/index.ts';
 import { consoleApp } from './plugins/console.ts';
 
 type LoggerOptions = Exclude<NonNullable<FastifyServerOptions['logger']>, boolean>;
@@ -83,7 +84,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
     requestTimeout,
     http: { headersTimeout: requestTimeout, connectionsCheckingInterval: timeoutCheckInterval(requestTimeout) },
     clientErrorHandler,
-    frameworkErrors,
+    frameworkErrors: frameworkErrors(COMPAT_APIS),
     return503OnClosing: true,
     trustProxy: trustProxy(config),
     // The SMS Gate app joins its base URL and paths with a slash: a base typed with a trailing slash gives `//`.
@@ -122,6 +123,8 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(optOutRoutes);
   await app.register(eventRoutes);
   await app.register(smsStatsRoutes);
+  // Other gateways' client APIs (docs/compatibility.md), each with its own credentials and error shape.
+  for (const api of COMPAT_APIS) await app.register(api.routes, { prefix: api.prefix });
   await app.register(consoleApp);
   // The device protocols' schemas are read leniently: a phone is never refused for a query
   // parameter it adds or for U+0000 in what it reports (see lenientValidatorCompiler).

@@ -90,3 +90,24 @@ describe('pacing', () => {
     expect(pending).toHaveLength(2);
   });
 });
+
+describe('SMS Gate priority', () => {
+  it('hands a named device limited to 6 a minute every message of priority 100 or more beyond its limit, and paces the others', async () => {
+    const { apiKey, deviceIds } = await userWithDevices([{ perMinute: 6 }]);
+    await twoDispatchers();
+    const sendGate = async (priority: number) => {
+      const res = await harness.api.app.inject({
+        method: 'POST', url: '/3rdparty/v1/messages', headers: { authorization: `Bearer ${apiKey}` },
+        payload: { message: `priority ${priority}`, phoneNumbers: [phone(), phone(), phone(), phone(), phone()], deviceId: deviceIds[0], priority },
+      });
+      expect(res.statusCode).toBe(202);
+      return (await harness.api.db.message.findMany({ where: { batch: { externalId: res.json().id } }, select: { id: true } })).map((m) => m.id);
+    };
+    const urgent = [...(await sendGate(100)), ...(await sendGate(127))];
+    const normal = [...(await sendGate(99)), ...(await sendGate(0))];
+    await vi.waitFor(async () => expect((await states(urgent)).pending).toEqual([]), { timeout: 15_000 });
+    await vi.waitFor(async () => expect((await states(normal)).by(deviceIds[0]!)).toBe(6), { timeout: 15_000 });
+    expect((await states(urgent)).by(deviceIds[0]!)).toBe(10);
+    expect((await states(normal)).pending).toHaveLength(4);
+  });
+});

@@ -128,6 +128,12 @@ export const ApiEnv = Type.Object({
       description: 'Behind a reverse proxy: the proxy addresses (comma-separated IPs or CIDRs), or true for any; the client address is then read from X-Forwarded-For.',
     }),
   ),
+  PHONE_DEFAULT_REGION: Type.Optional(
+    Type.String({
+      pattern: '^[A-Z]{2}$',
+      description: 'The country (ISO 3166 code, e.g. DE) whose numbering a number without + is read in, on the SMS Gate client API (/3rdparty/v1); unset: such numbers are refused.',
+    }),
+  ),
 });
 
 export const DeviceProtocolEnv = Type.Object({

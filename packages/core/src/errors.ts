@@ -43,6 +43,8 @@ export const ERRORS = {
   webhook_limit_reached: { status: 409, message: 'The limit of webhook endpoints is reached; delete one first.' },
   /** A cancel of a message that a device already has in hand and cannot take back (or that is final). */
   not_cancellable: { status: 409, message: 'The message cannot be cancelled: a device already has it, or it is final.' },
+  /** A send named by a client id (SMS Gate's message `id`) that the user gave an earlier send already. */
+  message_exists: { status: 409, message: 'A message with the same ID already exists.' },
   /** The Idempotency-Key is still being processed by an earlier request. */
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
   /** The request body is larger than the server accepts. */

@@ -20,14 +20,20 @@ export interface PendingMessage {
   createdAt: Date;
   /** Devices that failed it before it left them (failover): never given it again. */
   attemptedDeviceIds: string[];
+  /** SMS Gate's priority: 100 or more skips the devices' pacing (PRIORITY_SKIPS_PACING). */
+  priority: number;
 }
+
+/** The priority from which a message skips its device's pacing (as the SMS Gate app skips its own limits); carrier budgets still apply. */
+export const PRIORITY_SKIPS_PACING = 100;
 
 export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<PendingMessage[]> {
   const { rows } = await sql.query<{
     id: string; user_id: string; requested_device_id: string | null; device_id: string | null; gone: boolean; send_at: Date | null;
-    valid_until: Date | null; created_at: Date; attempted: string[];
+    valid_until: Date | null; created_at: Date; attempted: string[]; priority: number;
   }>(
     `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone, m.send_at, m.valid_until, m.created_at,
+       m.priority,
        ARRAY(SELECT a->>'device_id' FROM jsonb_array_elements(m.attempts) AS a) AS attempted
      FROM messages m LEFT JOIN devices d ON d.id = m.requested_device_id
      WHERE m.id = ANY($1::uuid[]) AND m.state = 'pending'`,
@@ -43,6 +49,7 @@ export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<Pend
     validUntil: r.valid_until,
     createdAt: r.created_at,
     attemptedDeviceIds: r.attempted,
+    priority: r.priority,
   }));
 }
 

@@ -34,6 +34,7 @@ export * from './cancel.ts';
 export * from './device-health.ts';
 export * from './device-budgets.ts';
 export * from './store-send.ts';
+export * from './send-units.ts';
 export * from './opt-outs.ts';
 export * from './user-settings.ts';
 export * from './sticky-senders.ts';

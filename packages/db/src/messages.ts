@@ -50,13 +50,18 @@ export interface NewMessages {
   recipients: string[];
   texts: MessageTexts;
   userId: string;
-  batch: { id: string; recipientsCount: number } | null;
+  /** The batch of the send; `externalId`: the id a client API names it by (unique per user). */
+  batch: { id: string; recipientsCount: number; externalId?: string | null } | null;
   requestedDeviceId: string | null;
   createdAt: Date;
   /** The send's timing and SIM, the same for every message of it (absent: none). */
   sendAt?: Date | null;
   validUntil?: Date | null;
   simNumber?: number | null;
+  /** SMS Gate's priority (default 0): 100 or more skips the device's pacing. */
+  priority?: number;
+  /** Whether the phone asks for a delivery report (default true). */
+  withDeliveryReport?: boolean;
 }
 
 export async function findMessage(db: Db, options: { userId: string; id: string }): Promise<MessageRow | null> {

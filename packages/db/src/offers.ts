@@ -18,6 +18,9 @@ export interface OfferedMessage {
   validUntil: Date | null;
   /** The SIM slot to send from (1-3); null: the device's default. */
   simNumber: number | null;
+  /** SMS Gate's priority: 100 or more makes the app skip its own limits and delays. */
+  priority: number;
+  withDeliveryReport: boolean;
 }
 
 /**
@@ -50,10 +53,11 @@ export async function offerMessages(
   const { deviceId, limit, order, now } = options;
   const { rows } = await sql.query<{
     id: string; to_number: string; body: string; created_at: Date; offered_at: Date | null; send_at: Date | null; valid_until: Date | null;
-    sim_number: number | null;
+    sim_number: number | null; priority: number; with_delivery_report: boolean;
   }>(
     `WITH picked AS (
-       SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at, m.send_at, m.valid_until, m.sim_number FROM messages m
+       SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at, m.send_at, m.valid_until, m.sim_number, m.priority, m.with_delivery_report
+       FROM messages m
        WHERE m.device_id = $1 AND m.state = 'assigned' AND m.cancel_requested_at IS NULL
          AND (m.offered_at IS NOT NULL OR ${beforeQueueDeadline('m', '$4', '$3')})
          AND EXISTS (SELECT 1 FROM devices d WHERE d.id = $1 AND d.enabled AND d.deleted_at IS NULL)
@@ -72,7 +76,7 @@ export async function offerMessages(
   );
   return rows.map((r) => ({
     id: r.id, to: r.to_number, body: r.body, createdAt: r.created_at, offeredAt: r.offered_at ?? now, sendAt: r.send_at, validUntil: r.valid_until,
-    simNumber: r.sim_number,
+    simNumber: r.sim_number, priority: r.priority, withDeliveryReport: r.with_delivery_report,
   }));
 }
 

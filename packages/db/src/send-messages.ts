@@ -67,6 +67,15 @@ export interface SendInput {
   timing?: SendTimingInput;
   /** The SIM slot, 1 to 3; undefined: the device's default. */
   simNumber?: number | undefined;
+  /**
+   * A batch even for one recipient, named by `externalId` if given (unique per user: a reuse is 409
+   * `message_exists`): a client API whose one message is one batch (SMS Gate's).
+   */
+  batch?: { externalId: string | null };
+  /** SMS Gate's priority (-128..127, default 0): 100 or more skips the devices' pacing. */
+  priority?: number;
+  /** Whether the phone asks for a delivery report (default true). */
+  withDeliveryReport?: boolean;
 }
 
 export interface SendResponse {
@@ -122,7 +131,11 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   const gate = { deviceId: input.deviceId ?? null, windows: timing.sendAt === null ? availabilityWindows(config, now) : null };
 
   const ids = recipients.map(() => newId());
-  const batch = recipients.length > 1 ? { id: newId(), recipientsCount: recipients.length } : null;
+  const batchId = newId();
+  // A batch asked for is named by the caller's id, else by its own (so that a later caller's id cannot take that name).
+  const batch = recipients.length > 1 || input.batch
+    ? { id: batchId, recipientsCount: recipients.length, externalId: input.batch ? (input.batch.externalId ?? batchId) : null }
+    : null;
   const response: SendResponse = {
     message_ids: ids,
     recipients_count: recipients.length,
@@ -132,6 +145,7 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
 
   const messages = {
     ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing, simNumber: simNumber ?? null,
+    priority: input.priority ?? 0, withDeliveryReport: input.withDeliveryReport ?? true,
   };
   const charge = { period: quotaPeriod(now).start, limit: user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT };
   // One statement stores it all (atomic by itself).
@@ -148,15 +162,18 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   // With an Idempotency-Key, the key goes first in a transaction of the two, so that a concurrent
   // duplicate waits at the key; which recipients opted out is known after the statement, and then
   // amends the recorded response.
-  const stored = idempotency
-    ? await inTransaction(deps.sql, async (client) => {
+  const stored = await (idempotency
+    ? inTransaction(deps.sql, async (client) => {
         await idempotency.record(client, response);
         // A refusal throws inside the transaction: the key is not kept either.
         const result = accepted(await storeSend(client, messages, charge, gate));
         if (result.optedOut.length > 0) await idempotency.amend(client, response);
         return result;
       })
-    : accepted(await storeSend(deps.sql, messages, charge, gate));
+    : storeSend(deps.sql, messages, charge, gate).then(accepted)
+  ).catch((error: unknown) => {
+    throw isExternalIdTaken(error) ? new AppError('message_exists') : error;
+  });
 
   const failed = new Set(stored.optedOut);
   const queued = ids.filter((id) => !failed.has(id));
@@ -200,6 +217,12 @@ async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise
   const unknown = malformed ?? (await foreignGroupIds(db, { userId, groupIds: [...new Set(groupIds)] }))[0];
   if (unknown !== undefined) throw new AppError('group_not_found', `Group ${unknown} not found.`);
   return groupMemberPhones(db, [...new Set(groupIds)]);
+}
+
+/** The unique violation of a batch's external id (the whole statement, and so the send, did nothing). */
+function isExternalIdTaken(error: unknown): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === 'batches_user_id_external_id_key';
 }
 
 function deviceNotFound(deviceId: string): AppError {

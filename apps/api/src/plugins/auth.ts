@@ -17,6 +17,8 @@ declare module 'fastify' {
     /** onRequest hook of every user endpoint: sets `request.auth` or answers 401 (429 after too many refusals). */
     authenticate: (request: FastifyRequest) => Promise<void>;
     issueToken: (auth: AuthContext) => { token: string; expiresAt: Date };
+    /** The user of an API key or JWT, or null when it is refused (no refusal counted: see `verifyCredential`). */
+    resolveCredential: (credential: string) => Promise<AuthContext | null>;
   }
   interface FastifyRequest {
     auth: AuthContext;
@@ -57,10 +59,12 @@ export const auth = fp(
     app.decorate('authenticate', async (request: FastifyRequest) => {
       request.auth = await app.verifyCredential(request, async () => {
         const credential = readCredential(request);
-        if (!credential) return null;
-        return credential.split('.').length === 3 ? fromJwt(credential) : fromApiKey(credential);
+        return credential ? resolveCredential(credential) : null;
       });
     });
+
+    const resolveCredential = (credential: string) => (credential.split('.').length === 3 ? fromJwt(credential) : fromApiKey(credential));
+    app.decorate('resolveCredential', resolveCredential);
 
     app.decorate('issueToken', (context: AuthContext) => {
       const expiresAt = new Date(Date.now() + JWT_TTL_SECONDS * 1000);

@@ -49,6 +49,8 @@ export function describeValidation(issues: ValidationIssue[], context: string | 
   return `Invalid ${part} '${path}': ${issue.message ?? 'not valid'}.`;
 }
 
+export type ErrorBodyShape = { error?: string; message: string };
+
 // What a client is told to wait before it tries again after a 503 of ours.
 const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
 
@@ -61,37 +63,46 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 };
 
 /**
- * The one place where errors become responses: `AppError`s and validation errors as the spec's
- * `{error, message}`; anything unexpected as a 500 whose details stay in the log.
+ * What an error answers: `AppError`s and validation errors as the spec's `{error, message}`;
+ * anything unexpected as a 500 whose details stay in the log. The one place where errors become
+ * responses (a client-compatibility API reshapes the body: routes/compat/).
  */
+export function errorResponse(
+  app: FastifyInstance, error: FastifyError | AppError, request: FastifyRequest,
+): { status: number; headers: Record<string, string>; body: ErrorBodyShape } {
+  if (isAppError(error)) {
+    const headers: Record<string, string> = error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) };
+    return { status: error.status, headers, body: error.body() as ErrorBodyShape };
+  }
+  if (error.validation) {
+    const message = describeValidation(error.validation as ValidationIssue[], error.validationContext);
+    return { status: 400, headers: {}, body: { error: 'invalid_request', message } };
+  }
+  const code = error.code ? FASTIFY_CODES[error.code] : undefined;
+  if (code) {
+    const message = code === 'invalid_request' ? `The request body is not valid JSON: ${error.message}` : ERRORS[code].message;
+    return { status: ERRORS[code].status, headers: {}, body: { error: code, message } };
+  }
+  if (error.statusCode === 429) return { status: 429, headers: {}, body: new AppError('rate_limited').body() as ErrorBodyShape };
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return { status: error.statusCode, headers: {}, body: { error: 'invalid_request', message: error.message } };
+  }
+  if (isUnavailable(error)) {
+    app.incidents.report('Postgres or Redis unavailable: answered 503', error);
+    return {
+      status: 503, headers: { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_SECONDS) }, body: new AppError('service_unavailable').body() as ErrorBodyShape,
+    };
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return { status: 500, headers: {}, body: new AppError('internal_error').body() as ErrorBodyShape };
+}
+
+/** Installs errorResponse as the error handler, and the 404 and 405 of unknown paths and methods. */
 export const errorHandler = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-      if (isAppError(error)) {
-        if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-        return reply.status(error.status).send(error.body());
-      }
-      if (error.validation) {
-        const message = describeValidation(error.validation as ValidationIssue[], error.validationContext);
-        return reply.status(400).send({ error: 'invalid_request', message });
-      }
-      const code = error.code ? FASTIFY_CODES[error.code] : undefined;
-      if (code) {
-        const message = code === 'invalid_request' ? `The request body is not valid JSON: ${error.message}` : ERRORS[code].message;
-        return reply.status(ERRORS[code].status).send({ error: code, message });
-      }
-      if (error.statusCode === 429) {
-        return reply.status(429).send(new AppError('rate_limited').body());
-      }
-      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-        return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
-      }
-      if (isUnavailable(error)) {
-        app.incidents.report('Postgres or Redis unavailable: answered 503', error);
-        return reply.status(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_SECONDS)).send(new AppError('service_unavailable').body());
-      }
-      request.log.error({ err: error }, 'unhandled error');
-      return reply.status(500).send(new AppError('internal_error').body());
+      const { status, headers, body } = errorResponse(app, error, request);
+      return reply.status(status).headers(headers).send(body);
     });
 
     const routes = new RouteMethods();
@@ -145,18 +156,36 @@ function pathPattern(url: string): RegExp {
 }
 
 /**
+ * A client-compatibility API's own error body (routes/compat/): made from smsgw's answer for the
+ * requests under its path prefix, so that even the refusals before routing speak its dialect.
+ */
+export interface ErrorDialect {
+  prefix: string;
+  body: (status: number, body: ErrorBodyShape) => object;
+}
+
+/** The dialect of a request path (duplicate slashes count as one, as the router reads them), if any. */
+export function dialectOf(dialects: readonly ErrorDialect[], url: string): ErrorDialect | undefined {
+  const path = url.split('?')[0]!.replace(/\/{2,}/g, '/');
+  return dialects.find((d) => path === d.prefix || path.startsWith(`${d.prefix}/`));
+}
+
+/**
  * Fastify's own refusals before routing (`frameworkErrors`): a path that is not valid
  * percent-encoded UTF-8, or a path parameter longer than the router reads (100 characters).
  */
-export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (error.code === 'FST_ERR_BAD_URL') {
-    reply.status(400).send({ error: 'invalid_request', message: 'The URL path is not valid: a percent-encoded sequence is not UTF-8.' });
-  } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    reply.status(414).send({ error: 'uri_too_long', message: 'A segment of the URL path is longer than 100 characters.' });
-  } else {
-    request.log.error({ err: error }, 'unhandled framework error');
-    reply.status(500).send(new AppError('internal_error').body());
-  }
+export function frameworkErrors(dialects: readonly ErrorDialect[] = []) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const answer = (status: number, body: ErrorBodyShape) => reply.status(status).send(dialectOf(dialects, request.url)?.body(status, body) ?? body);
+    if (error.code === 'FST_ERR_BAD_URL') {
+      answer(400, { error: 'invalid_request', message: 'The URL path is not valid: a percent-encoded sequence is not UTF-8.' });
+    } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      answer(414, { error: 'uri_too_long', message: 'A segment of the URL path is longer than 100 characters.' });
+    } else {
+      request.log.error({ err: error }, 'unhandled framework error');
+      answer(500, new AppError('internal_error').body() as ErrorBodyShape);
+    }
+  };
 }
 
 /**

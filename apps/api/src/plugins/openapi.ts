@@ -23,6 +23,7 @@ export const TAGS = [
   { name: 'auth', description: 'JWTs from an API key.' },
   { name: 'device', description: 'The native device protocol, for smsgw\'s own device agents (device token).' },
   { name: 'mobile', description: 'The SMS Gate app\'s mobile API (phone token): what a paired Android phone calls.' },
+  { name: 'sms-gate-client', description: 'SMS Gate\'s client API at /3rdparty/v1, for its libraries and integrations (docs/compatibility.md): Basic (user name or id : API key) or Bearer; errors are {message}.' },
   { name: 'health', description: 'Liveness and readiness.' },
 ];
 
@@ -31,6 +32,7 @@ export const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', description: 'An API key or a JWT from POST /api/v1/auth/token.' },
   deviceToken: { type: 'http', scheme: 'bearer', description: 'A device token (smsgw_dt_…), from creating a device.' },
   phoneToken: { type: 'http', scheme: 'bearer', description: 'The token an SMS Gate phone got when it registered.' },
+  basic: { type: 'http', scheme: 'basic', description: 'SMS Gate\'s client API only: your user name (or user id) and an API key as the password.' },
 } as const;
 
 const PARAMETER = /^:(\w+)$/;
@@ -56,7 +58,8 @@ type Security = Record<string, string[]>[];
 
 /** The credentials a route takes: none for health and the signed phone webhook, a device or phone token for the device protocols. */
 export function securityFor(url: string): Security | undefined {
-  if (/^\/(health|ready|metrics)$/.test(url) || url.startsWith('/docs')) return [];
+  if (/^\/(health|ready|metrics)$/.test(url) || url.startsWith('/docs') || url === '/3rdparty/v1/health') return [];
+  if (url.startsWith('/3rdparty/v1')) return [{ basic: [] }, { bearer: [] }];
   if (url.startsWith('/api/v1/device/')) return [{ deviceToken: [] }];
   if (/^\/(api\/)?mobile\/v1\/inbound\//.test(url)) return [];
   if (/^\/(api\/)?mobile\/v1\/device$/.test(url)) return [{ phoneToken: [] }, {}]; // registering: a pairing code in the body, or its token

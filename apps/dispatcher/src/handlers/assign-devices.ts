@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import { availabilityWindows, failoverPool, pickDevice } from '@smsgw/core';
-import { assignMessages, availableDevices, failMessages, loadPendingMessages, pausedDevices, type Sql, type PendingMessage } from '@smsgw/db/sql';
+import {
+  PRIORITY_SKIPS_PACING, assignMessages, availableDevices, failMessages, loadPendingMessages, pausedDevices, type Sql, type PendingMessage,
+} from '@smsgw/db/sql';
 import { DeviceBudgets, DevicePacing, publishWakeups, roundRobinKey, type WebhooksQueue } from '@smsgw/queue';
 import { budgetAssignments, releaseBudgets } from './budget-assignments.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
@@ -56,10 +58,12 @@ export async function assignDevices(deps: AssignDeps, messageIds: string[]): Pro
     .concat(chosen);
   const pacing = new DevicePacing(deps.redis, config.QUEUE_PREFIX);
   const movable = new Map(roundRobin.map((m) => [m.id, m.userId]));
-  const paced = await paceAssignments(sql, pacing, { assignments: proposed, movable, pools });
+  // A priority of 100 or more skips pacing (SMS Gate's priority), never the carrier budgets.
+  const urgent = (a: Assignment) => (byId.get(a.id)?.priority ?? 0) >= PRIORITY_SKIPS_PACING;
+  const paced = await paceAssignments(sql, pacing, { assignments: proposed.filter((a) => !urgent(a)), movable, pools });
   // Carrier budgets (docs/devices.md, "Carrier budgets"): may move round-robin messages on, pick a SIM, or make them wait.
   const budgets = new DeviceBudgets(deps.redis, config.QUEUE_PREFIX);
-  const budgeted = await budgetAssignments({ sql, budgets, pacing }, { assignments: paced.assignments, movable, pools });
+  const budgeted = await budgetAssignments({ sql, budgets, pacing }, { assignments: [...paced.assignments, ...proposed.filter(urgent)], movable, pools });
   const waiting = new Map([...paced.waiting, ...budgeted.waiting]);
   const assignments = budgeted.assignments.filter((a) => !byId.get(a.id)?.attemptedDeviceIds.includes(a.deviceId));
   const assigned = await assignMessages(sql, { assignments: withStickySims(assignments, sticky.choices), now, maxQueueSeconds: config.MAX_QUEUE_SECONDS });

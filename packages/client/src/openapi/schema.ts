@@ -4,6 +4,198 @@
  */
 
 export interface paths {
+    "/3rdparty/v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Answers 200 to a valid login (integrations check their credentials with it) */
+        get: operations["get3rdparty"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List devices
+         * @deprecated
+         */
+        get: operations["get3rdpartyDevice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/device/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a device (as DELETE /api/v1/devices/:id)
+         * @deprecated
+         */
+        delete: operations["delete3rdpartyDeviceById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List devices */
+        get: operations["get3rdpartyDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/devices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a device (as DELETE /api/v1/devices/:id) */
+        delete: operations["delete3rdpartyDevicesById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SMS Gate's health: pass when Postgres and Redis answer */
+        get: operations["get3rdpartyHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/message": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List messages (every send of yours, whichever API sent it), the total in X-Total-Count
+         * @deprecated
+         */
+        get: operations["get3rdpartyMessage"];
+        put?: never;
+        /**
+         * Send a message to up to 100 recipients: 202 with its state and Location
+         * @deprecated
+         */
+        post: operations["post3rdpartyMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/message/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A message's state, with its text
+         * @deprecated
+         */
+        get: operations["get3rdpartyMessageById"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a Pending message: Cancelled, or Cancelling while its SMS Gate phone is asked; 409 when it is no longer Pending
+         * @deprecated
+         */
+        delete: operations["delete3rdpartyMessageById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List messages (every send of yours, whichever API sent it), the total in X-Total-Count */
+        get: operations["get3rdpartyMessages"];
+        put?: never;
+        /** Send a message to up to 100 recipients: 202 with its state and Location */
+        post: operations["post3rdpartyMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/messages/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A message's state, with its text */
+        get: operations["get3rdpartyMessagesById"];
+        put?: never;
+        post?: never;
+        /** Cancel a Pending message: Cancelled, or Cancelling while its SMS Gate phone is asked; 409 when it is no longer Pending */
+        delete: operations["delete3rdpartyMessagesById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/plans/quota": {
         parameters: {
             query?: never;
@@ -1928,6 +2120,92 @@ export interface components {
             /** @description A recipient gets later messages from the device (and SIM) that last sent to it or received from it, while that device is available. Default false. */
             sticky_sender: boolean;
         };
+        /** @description A device as SMS Gate lists it (lastSeen: its creation when it never connected). */
+        SmsGateDevice: {
+            /** Format: date-time */
+            createdAt: string;
+            id: string;
+            /** Format: date-time */
+            lastSeen: string;
+            name: string;
+            simCards?: {
+                carrierName?: string;
+                iccid?: string;
+                phoneNumber?: string;
+                simNumber: number;
+                slotIndex: number;
+            }[];
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+        SmsGateError: {
+            /** @description What went wrong (401: `Unauthorized`). */
+            message: string;
+        };
+        /** @description SMS Gate's health response: pass when Postgres and Redis answer. */
+        SmsGateHealth: {
+            checks: {
+                [key: string]: {
+                    description: string;
+                    observedUnit: string;
+                    observedValue: number;
+                    status: "pass" | "fail";
+                };
+            };
+            status: "pass" | "warn" | "fail";
+        };
+        /**
+         * @description A message to one or more recipients: one smsgw batch.
+         * @example {
+         *       "textMessage": {
+         *         "text": "Your order has shipped."
+         *       },
+         *       "phoneNumbers": [
+         *         "+15551234567"
+         *       ]
+         *     }
+         */
+        SmsGateMessage: {
+            dataMessage?: unknown | null;
+            deviceId?: string | null;
+            id?: string | null;
+            isEncrypted?: boolean | null;
+            message?: string | null;
+            phoneNumbers: string[];
+            priority?: number | null;
+            scheduleAt?: string | null;
+            simNumber?: number | null;
+            textMessage?: {
+                text: string;
+            } | null;
+            ttl?: number | null;
+            validUntil?: string | null;
+            withDeliveryReport?: boolean | null;
+        };
+        /** @description A message's state, aggregated from its recipients' as the SMS Gate app does. */
+        SmsGateMessageState: {
+            /** @description The device named at send, else the first one a recipient was assigned to; empty: none yet. */
+            deviceId: string;
+            id: string;
+            isEncrypted: boolean;
+            isHashed: boolean;
+            recipients: {
+                error?: string;
+                phoneNumber: string;
+                /** @enum {unknown} */
+                state: "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelling" | "Cancelled";
+            }[];
+            /** @enum {unknown} */
+            state: "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelling" | "Cancelled";
+            /** @description When the message as a whole first reached Pending, Processed, Sent, Delivered, Failed. */
+            states: {
+                [key: string]: string;
+            };
+            textMessage?: {
+                text: string;
+            };
+        };
         /** @description A message template; {{name}} and {{phone}} are filled per recipient. */
         Template: {
             body: string;
@@ -2036,6 +2314,858 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    get3rdparty: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: answers 200 to a valid login (integrations check their credentials with it). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: list devices. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateDevice"][];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    delete3rdpartyDeviceById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: list devices. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateDevice"][];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    delete3rdpartyDevicesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SMS Gate's health response: pass when Postgres and Redis answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateHealth"];
+                };
+            };
+            /** @description SMS Gate's health response: pass when Postgres and Redis answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateHealth"];
+                };
+            };
+        };
+    };
+    get3rdpartyMessage: {
+        parameters: {
+            query?: {
+                deviceId?: string;
+                from?: string;
+                includeContent?: boolean;
+                /** @description At most 100: larger values are taken as 100. */
+                limit?: number;
+                offset?: number;
+                sort?: "created_at" | "-created_at";
+                state?: "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelling" | "Cancelled";
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: list messages (every send of yours, whichever API sent it), the total in X-Total-Count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"][];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyMessage: {
+        parameters: {
+            query?: {
+                /** @description Accepted and ignored: smsgw's routing picks an available device. */
+                deviceActiveWithin?: number;
+                /** @description Accepted; numbers must still come out as E.164. */
+                skipPhoneValidation?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "textMessage": {
+                 *         "text": "Your order has shipped."
+                 *       },
+                 *       "phoneNumbers": [
+                 *         "+15551234567"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsGateMessage"];
+            };
+        };
+        responses: {
+            /** @description A message's state, aggregated from its recipients' as the SMS Gate app does. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyMessageById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message's state, aggregated from its recipients' as the SMS Gate app does. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    delete3rdpartyMessageById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message's state, aggregated from its recipients' as the SMS Gate app does. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyMessages: {
+        parameters: {
+            query?: {
+                deviceId?: string;
+                from?: string;
+                includeContent?: boolean;
+                /** @description At most 100: larger values are taken as 100. */
+                limit?: number;
+                offset?: number;
+                sort?: "created_at" | "-created_at";
+                state?: "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelling" | "Cancelled";
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: list messages (every send of yours, whichever API sent it), the total in X-Total-Count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"][];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyMessages: {
+        parameters: {
+            query?: {
+                /** @description Accepted and ignored: smsgw's routing picks an available device. */
+                deviceActiveWithin?: number;
+                /** @description Accepted; numbers must still come out as E.164. */
+                skipPhoneValidation?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "textMessage": {
+                 *         "text": "Your order has shipped."
+                 *       },
+                 *       "phoneNumbers": [
+                 *         "+15551234567"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsGateMessage"];
+            };
+        };
+        responses: {
+            /** @description A message's state, aggregated from its recipients' as the SMS Gate app does. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyMessagesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message's state, aggregated from its recipients' as the SMS Gate app does. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    delete3rdpartyMessagesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message's state, aggregated from its recipients' as the SMS Gate app does. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateMessageState"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
     getPlansQuota: {
         parameters: {
             query?: never;
@@ -8740,6 +9870,8 @@ export interface operations {
                         /** @description The text again, for app versions before typed messages. */
                         message: string;
                         phoneNumbers: string[];
+                        /** @description SMS Gate's priority; absent: 0. 100 or more: the app skips its own limits and delays. */
+                        priority?: number;
                         /** @description The SIM slot to send from; absent: the phone’s own choice. */
                         simNumber?: number;
                         /** @enum {string} */

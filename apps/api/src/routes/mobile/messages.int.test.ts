@@ -95,6 +95,18 @@ describe('GET /message', () => {
     expect(res.body).not.toContain('null');
   });
 
+  it('passes SMS Gate\'s withDeliveryReport and priority of a message sent through /3rdparty/v1 on to the phone', async () => {
+    const o = await owner();
+    const res = await api.app.inject({
+      method: 'POST', url: '/3rdparty/v1/messages', headers: { authorization: `Bearer ${o.apiKey}` },
+      payload: { message: 'urgent', phoneNumbers: [uniquePhone()], deviceId: o.phone.id, withDeliveryReport: false, priority: 100 },
+    });
+    expect(res.statusCode).toBe(202);
+    const ids = (await api.db.message.findMany({ where: { batch: { externalId: res.json().id } } })).map((m) => m.id);
+    await assignMessages(api.sql, { assignments: ids.map((id) => ({ id, deviceId: o.phone.id })), now: new Date() });
+    expect((await pull(o.phone)).json()).toEqual([expect.objectContaining({ id: ids[0], withDeliveryReport: false, priority: 100 })]);
+  });
+
   it('orders newest first without `order` and with `lifo` (or anything unknown), oldest first with `fifo`', async () => {
     const o = await owner();
     const ids = await assigned(o, 3);

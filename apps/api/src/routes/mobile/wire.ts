@@ -43,6 +43,7 @@ export const MobileMessage = Type.Object({
   simNumber: Type.Optional(Type.Integer({ minimum: 1, maximum: 3, description: 'The SIM slot to send from; absent: the phone’s own choice.' })),
   withDeliveryReport: Type.Boolean(),
   isEncrypted: Type.Boolean(),
+  priority: Type.Optional(Type.Integer({ minimum: -128, maximum: 127, description: 'SMS Gate\'s priority; absent: 0. 100 or more: the app skips its own limits and delays.' })),
   validUntil: Type.String({ format: 'date-time', description: 'Send it before this moment or fail it: the same on every pull.' }),
   createdAt: Type.String({ format: 'date-time' }),
   state: Type.Literal('Pending'),

@@ -1,0 +1,12 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ErrorDialect } from '../../plugins/errors.ts';
+import smsGateClientRoutes, { SMS_GATE_PREFIX, smsGateErrorBody } from './sms-gate/index.ts';
+
+/**
+ * The client APIs of other gateways that smsgw speaks (docs/compatibility.md): one row each, its
+ * path prefix, its routes (thin adapters over the one send path, record and cancel) and its error
+ * body. Nothing outside this folder names one of them.
+ */
+export const COMPAT_APIS: (ErrorDialect & { routes: FastifyPluginAsync })[] = [
+  { prefix: SMS_GATE_PREFIX, routes: smsGateClientRoutes, body: smsGateErrorBody },
+];
