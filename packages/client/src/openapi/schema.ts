@@ -2467,6 +2467,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Unauthorized, error code:
              *     - `unauthorized`: Authentication required
              */
@@ -2757,10 +2775,10 @@ export interface operations {
     };
     getContacts: {
         parameters: {
-            query: {
-                limit: number;
+            query?: {
+                limit?: number;
                 name?: string;
-                offset: number;
+                offset?: number;
                 phone?: string;
             };
             header?: never;
@@ -4002,6 +4020,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Unauthorized, error code:
              *     - `unauthorized`: Authentication required
              */
@@ -4581,6 +4617,24 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -5750,6 +5804,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Unauthorized, error code:
              *     - `unauthorized`: Authentication required
              */
@@ -5809,6 +5881,24 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
