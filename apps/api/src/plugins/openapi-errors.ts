@@ -7,17 +7,28 @@ import { dereference, referenceNamed } from './openapi-components.ts';
 /**
  * The responses of an operation as the OpenAPI document shows them: each with a description, and
  * each error with the codes of the catalogue it stands for (named by the route with `errors(…)`,
- * or the one code of its status) and an example body.
+ * or the one code of its status), in its description and as one named example body per code.
  */
 
 type Json = Record<string, unknown>;
 
 const DESCRIPTION = 'x-response-description';
 
-/** What the document says of one response besides its schema (@fastify/swagger drops the siblings of a root `$ref`). */
+/** One of the named examples of a media type (OpenAPI's Example Object). */
+export interface NamedExample {
+  summary: string;
+  value: unknown;
+}
+
+/**
+ * What the document says of one response besides its schema (@fastify/swagger drops the siblings
+ * of a root `$ref`): a success's example, or an error's examples named by their codes, so that
+ * generated clients and API tools see every code, not only the first.
+ */
 export interface ResponseDoc {
   description: string;
   example?: unknown;
+  examples?: Record<string, NamedExample>;
 }
 
 /** The code an error status stands for when the route names none: the only one of that status, or the general one. */
@@ -31,6 +42,11 @@ function codesOf(status: number, operation: string): ErrorCode[] {
 
 export function errorExample(code: ErrorCode): Json {
   return 'messageOnly' in ERRORS[code] ? { message: ERRORS[code].message } : { error: code, message: ERRORS[code].message };
+}
+
+/** One named example per code, in the order the description lists them: `{invalid_phone_number: {summary, value}, …}`. */
+export function errorExamples(codes: ErrorCode[]): Record<string, NamedExample> {
+  return Object.fromEntries(codes.map((code) => [code, { summary: ERRORS[code].message, value: errorExample(code) }]));
 }
 
 function describeErrors(status: number, codes: ErrorCode[]): string {
@@ -77,7 +93,7 @@ export function documentResponses(
       docs[key] = { description: describeSuccess(status, schema, components, summary), ...(Array.isArray(examples) && { example: examples[0] }) };
     } else {
       const codes = (named as ErrorCode[] | undefined) ?? codesOf(status, operation);
-      docs[key] = { description: describeErrors(status, codes), example: errorExample(codes[0]!) };
+      docs[key] = { description: describeErrors(status, codes), examples: errorExamples(codes) };
     }
   }
   return { schemas, docs };
