@@ -88,6 +88,16 @@ type Raw = {
 };
 const raw = () => document as unknown as Raw;
 
+/** The enum of `error` in an error response's schema (`allOf: [Error, {properties: {error: {enum}}}]`, maybe in an `anyOf`). */
+function errorEnum(schema: unknown): unknown {
+  const members = (schema as { anyOf?: unknown[] }).anyOf ?? [schema];
+  for (const member of members as { allOf?: { properties?: { error?: { enum?: unknown } } }[] }[]) {
+    const narrowed = member.allOf?.find((part) => part.properties?.error?.enum)?.properties?.error?.enum;
+    if (narrowed) return narrowed;
+  }
+  return undefined;
+}
+
 describe('named schemas, responses and webhooks', () => {
   it('names the shared schemas in components and refers to them', () => {
     const names = Object.keys(raw().components.schemas);
@@ -118,7 +128,7 @@ describe('named schemas, responses and webhooks', () => {
     expect(template.content!['application/json']!.schema.anyOf).toHaveLength(2);
   });
 
-  it('gives every error response one named example per code it lists, the body the catalogue makes for it', () => {
+  it('gives every error response one named example per code it lists, the body the catalogue makes for it, and those codes as the enum of error', () => {
     const checked: string[] = [];
     for (const [path, methods] of Object.entries(raw().paths)) {
       for (const [method, operation] of Object.entries(methods)) {
@@ -130,6 +140,7 @@ describe('named schemas, responses and webhooks', () => {
           expect(codes.length, where).toBeGreaterThan(0);
           expect(media?.example, where).toBeUndefined();
           expect(media?.examples, where).toEqual(Object.fromEntries(codes.map((code) => [code, { summary: ERRORS[code].message, value: errorExample(code) }])));
+          expect(errorEnum(media?.schema), where).toEqual(codes.filter((code) => !('messageOnly' in ERRORS[code])));
           checked.push(where);
         }
       }

@@ -7,7 +7,8 @@ import { dereference, referenceNamed } from './openapi-components.ts';
 /**
  * The responses of an operation as the OpenAPI document shows them: each with a description, and
  * each error with the codes of the catalogue it stands for (named by the route with `errors(…)`,
- * or the one code of its status), in its description and as one named example body per code.
+ * or the one code of its status): in its description, as one named example body per code, and as
+ * the enum of its `error`.
  */
 
 type Json = Record<string, unknown>;
@@ -61,6 +62,22 @@ function describeSuccess(status: number, schema: Json, components: Json, summary
   return summary ? `${STATUS_CODES[status]}: ${summary[0]!.toLowerCase()}${summary.slice(1)}.` : `${STATUS_CODES[status]}.`;
 }
 
+/**
+ * An error response's schema with `error` narrowed to its codes (an enum), so that generated
+ * clients type the codes: `Error` itself where the member is `Error`, in an `allOf`, and the
+ * message-only bodies of send-template as they are.
+ */
+function withCodes(schema: Json, codes: ErrorCode[], components: Json): Json {
+  const coded = codes.filter((code) => !('messageOnly' in ERRORS[code]));
+  const narrow = (member: Json): Json => {
+    const body = dereference(member, components);
+    if (!isObject(body.properties) || !('error' in body.properties)) return member;
+    return { allOf: [member, { type: 'object', properties: { error: { type: 'string', enum: coded } } }] };
+  };
+  const members = schema.anyOf as Json[] | undefined;
+  return members ? { ...schema, anyOf: members.map(narrow) } : narrow(schema);
+}
+
 /** Whether a response is `{error, message}` (or may be): not, e.g., the 503 of /ready, which reports its checks. */
 function isErrorBody(schema: Json, components: Json): boolean {
   const members = [schema, ...((schema.anyOf as Json[] | undefined) ?? [])].map((member) => dereference(member, components));
@@ -88,11 +105,12 @@ export function documentResponses(
   for (const [key, schema] of Object.entries(all)) {
     const { [ERROR_CODES_KEY]: named, [DESCRIPTION]: _description, examples, ...rest } = schema;
     const status = Number(key);
-    schemas[key] = rest;
     if (status < 400 || !isErrorBody(schema, components)) {
+      schemas[key] = rest;
       docs[key] = { description: describeSuccess(status, schema, components, summary), ...(Array.isArray(examples) && { example: examples[0] }) };
     } else {
       const codes = (named as ErrorCode[] | undefined) ?? codesOf(status, operation);
+      schemas[key] = withCodes(rest, codes, components);
       docs[key] = { description: describeErrors(status, codes), examples: errorExamples(codes) };
     }
   }
