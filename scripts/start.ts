@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { ApiConfigSchema, loadConfig, publicUrl } from '@smsgw/config';
+import { ApiConfigSchema, loadConfigOrExit, publicUrl } from '@smsgw/config';
 import { pairingSteps } from '@smsgw/core';
 import {
   createApiKey, createDb, createDevice, createPairing, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken,
@@ -17,7 +17,7 @@ import {
 const env: Record<string, string | undefined> = { ...process.env };
 // A secret for this run only; production sets its own (docs/operations.md, "Configuration").
 env.JWT_SECRET ??= randomBytes(32).toString('base64url');
-const config = loadConfig(ApiConfigSchema, env);
+const config = loadConfigOrExit(ApiConfigSchema, env);
 
 // Before anything is touched: a second `start` must not rotate the running demo's device token.
 if (!(await portIsFree(config.HOST, config.PORT))) {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -82,6 +83,56 @@ describe.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
     const result = await run(kind, databaseUrl('smsgw', String(await freePort())));
     expect(result.code).toBe(1);
     expect(result.lines).toEqual([expect.stringMatching(/^Cannot reach Postgres at 127\.0\.0\.1:\d+\/smsgw \(DATABASE_URL\)/)]);
+  });
+});
+
+/**
+ * A wrong environment or an address the process cannot listen on (issue 24, item 7): one line that
+ * names the variable and the fix, exit 1, never a stack.
+ */
+describe('start-up errors of the environment and the listen address', () => {
+  const oneLine = async (kind: 'api' | 'dispatcher', env: Record<string, string>, url = databaseUrl('smsgw')) => {
+    const result = await run(kind, url, env);
+    expect(result.code).toBe(1);
+    expect(result.lines).toHaveLength(1);
+    return result.lines[0]!;
+  };
+
+  it.each([
+    ['api', { PORT: 'abc' }, /^Invalid PORT: set it to a whole number from 0 to 65535, or unset it for the default \(3000\)\. /],
+    ['api', { PORT: '70000' }, /^Invalid PORT: set it to a whole number from 0 to 65535/],
+    ['api', { JWT_TTL_SECONDS: '1.5' }, /^Invalid JWT_TTL_SECONDS: set it to a whole number from 1 to 86400, or unset it for the default \(900\)\. /],
+    ['api', { JWT_SECRET: '' }, /^JWT_SECRET is not set: set it to text of at least 32 characters\. /],
+    ['dispatcher', { METRICS_PORT: 'abc' }, /^Invalid METRICS_PORT: set it to a whole number from 0 to 65535, or unset it for the default \(0\)\. /],
+    ['dispatcher', { HEAP_GROWTH_PERCENT: 'lots' }, /^Invalid HEAP_GROWTH_PERCENT: set it to a whole number from 0 to 300/],
+  ] as const)('%s with %j says so in one line', async (kind, env, line) => {
+    expect(await oneLine(kind, env)).toMatch(line);
+  });
+
+  it('an API whose HOST does not resolve, or is not an address of this machine, names HOST and the fix', async () => {
+    const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
+    try {
+      expect(await oneLine('api', { HOST: 'no-such-host.invalid' }, database.url)).toMatch(/^HOST no-such-host\.invalid does not resolve to an address: set HOST to an address of this machine, e\.g\. 127\.0\.0\.1/);
+      expect(await oneLine('api', { HOST: '192.0.2.1' }, database.url)).toMatch(/^HOST 192\.0\.2\.1 is not an address of this machine: set HOST to one/);
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('an API or a dispatcher whose port is taken names the variable and the fix', async () => {
+    const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const api = spawnProcess('api', database.url, {}, port);
+      const code = await new Promise<number | null>((resolve) => api.child.once('close', resolve));
+      expect({ code, lines: api.lines() }).toEqual({ code: 1, lines: [`Port ${port} on 127.0.0.1 is in use (PORT): stop what holds it, or set PORT to a free port.`] });
+      expect(await oneLine('dispatcher', { METRICS_PORT: String(port) }, database.url)).toBe(`Port ${port} on 127.0.0.1 is in use (METRICS_PORT): stop what holds it, or set METRICS_PORT to a free port.`);
+    } finally {
+      taken.close();
+      await database.drop();
+    }
   });
 });
 

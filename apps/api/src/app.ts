@@ -8,7 +8,7 @@ import { clientErrorHandler, errorHandler, frameworkErrors } from './plugins/err
 import { metrics } from './plugins/metrics.ts';
 import { rateLimits } from './plugins/rate-limit.ts';
 import { resources } from './plugins/resources.ts';
-import { lenientValidatorCompiler, validatorCompiler } from './plugins/validation.ts';
+import { closeQuery, lenientValidatorCompiler, validatorCompiler } from './plugins/validation.ts';
 import { deviceAuth } from './plugins/device-auth.ts';
 import { wakeups } from './plugins/wakeups.ts';
 import { userEvents } from './plugins/user-events.ts';
@@ -108,21 +108,25 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(rateLimits);
 
   await app.register(health);
-  await app.register(authRoutes);
-  await app.register(apiKeyRoutes);
-  await app.register(deviceRoutes);
-  await app.register(quotaRoutes);
-  await app.register(contactRoutes);
-  await app.register(groupRoutes);
-  await app.register(templateRoutes);
-  await app.register(webhookRoutes);
-  await app.register(smsRoutes);
-  await app.register(receivedRoutes);
-  await app.register(devicePairingRoutes);
-  await app.register(settingsRoutes);
-  await app.register(optOutRoutes);
-  await app.register(eventRoutes);
-  await app.register(smsStatsRoutes);
+  // The user API: every read refuses a query parameter it does not name (closeQuery).
+  await app.register(async (api) => {
+    api.addHook('onRoute', closeQuery);
+    await api.register(authRoutes);
+    await api.register(apiKeyRoutes);
+    await api.register(deviceRoutes);
+    await api.register(quotaRoutes);
+    await api.register(contactRoutes);
+    await api.register(groupRoutes);
+    await api.register(templateRoutes);
+    await api.register(webhookRoutes);
+    await api.register(smsRoutes);
+    await api.register(receivedRoutes);
+    await api.register(devicePairingRoutes);
+    await api.register(settingsRoutes);
+    await api.register(optOutRoutes);
+    await api.register(eventRoutes);
+    await api.register(smsStatsRoutes);
+  });
   // Other gateways' client APIs (docs/compatibility.md), each with its own credentials and error shape.
   for (const api of COMPAT_APIS) await app.register(api.routes, { prefix: api.prefix });
   await app.register(consoleApp);

@@ -1,10 +1,11 @@
-import { ApiConfigSchema, limitHeapGrowth, loadConfig, logStream } from '@smsgw/config';
+import { ApiConfigSchema, exitOnStartupError, limitHeapGrowth, listening, loadConfigOrExit, logStream } from '@smsgw/config';
 import { databaseProblem } from '@smsgw/db';
 import { redisProblem } from '@smsgw/queue';
 import { buildApp } from './app.ts';
 
 // `pnpm start:api`: the API alone, configured by the environment.
-const config = loadConfig(ApiConfigSchema);
+// Every start-up error is one line naming the variable and the fix, and exit 1 (never a stack).
+const config = loadConfigOrExit(ApiConfigSchema);
 limitHeapGrowth(config.HEAP_GROWTH_PERCENT);
 // One line and exit 1 for a database that is missing, unreachable or not migrated, or a Redis that
 // does not answer, before listening.
@@ -15,7 +16,9 @@ if (problem) {
 }
 const stream = logStream(config.LOG_FORMAT);
 const app = await buildApp({ config, ...(stream && { logger: { stream } }) });
-await app.listen({ host: config.HOST, port: config.PORT });
+await listening(() => app.listen({ host: config.HOST, port: config.PORT }), { host: config.HOST, port: config.PORT, hostVariable: 'HOST', portVariable: 'PORT' }).catch(
+  exitOnStartupError,
+);
 
 const SHUTDOWN_DEADLINE_MS = 4000;
 

@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DeviceSimConfigSchema, loadConfig, logStream } from '@smsgw/config';
+import { DeviceSimConfigSchema, loadConfigOrExit, logStream } from '@smsgw/config';
 import { startDeviceSim, type DeviceSim } from './device-sim.ts';
 import { startSmsGatePhones } from './sms-gate-phone.ts';
 
 // `pnpm start:device-sim [--protocol native|sms-gate]`: simulated phones, configured by the environment (docs/operations.md, "Device simulator").
 const { values } = parseArgs({ options: { protocol: { type: 'string' } } });
-const config = loadConfig(DeviceSimConfigSchema, { ...process.env, ...(values.protocol !== undefined && { SIM_PROTOCOL: values.protocol }) });
+const config = loadConfigOrExit(DeviceSimConfigSchema, { ...process.env, ...(values.protocol !== undefined && { SIM_PROTOCOL: values.protocol }) });
 const log = pino({ level: config.LOG_LEVEL, base: { service: 'device-sim', pid: process.pid, protocol: config.SIM_PROTOCOL } }, logStream(config.LOG_FORMAT));
 
 let sims: DeviceSim[];
@@ -17,7 +17,7 @@ if (config.SIM_PROTOCOL === 'sms-gate') {
   });
 } else {
   if (!config.DEVICE_TOKEN) {
-    console.error('Invalid environment:\n  DEVICE_TOKEN is required with SIM_PROTOCOL=native (one device token, or several separated by commas)');
+    console.error('DEVICE_TOKEN is not set: SIM_PROTOCOL=native needs it, one device token or several separated by commas.');
     process.exit(1);
   }
   // One simulated phone per token, all in this process.

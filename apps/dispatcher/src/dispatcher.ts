@@ -1,6 +1,6 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { sharedSettings, webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
+import { listening, sharedSettings, webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
 import { Batcher, BurstLog, isUnavailable, type Resolver } from '@smsgw/core';
 import { createSql, parkDeliveries, type DeliveryRef } from '@smsgw/db/sql';
 import {
@@ -92,7 +92,8 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   };
 
   const metrics = new DispatcherMetrics();
-  const server = config.METRICS_PORT > 0 ? await metrics.serve(config.METRICS_HOST, config.METRICS_PORT) : undefined;
+  const metricsAddress = { host: config.METRICS_HOST, port: config.METRICS_PORT, hostVariable: 'METRICS_HOST', portVariable: 'METRICS_PORT' };
+  const server = config.METRICS_PORT > 0 ? await listening(() => metrics.serve(config.METRICS_HOST, config.METRICS_PORT), metricsAddress) : undefined;
   const assigner = new Batcher<string, AssignOutcome>(async (ids) => {
     metrics.assignBatch.observe(ids.length);
     const outcomes = await assignDevices({ sql, redis, webhooksQueue, config, log }, ids);

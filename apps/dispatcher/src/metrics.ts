@@ -27,7 +27,7 @@ export class DispatcherMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Serves GET /metrics; resolves once listening. */
+  /** Serves GET /metrics; resolves once listening, rejects when it cannot listen (port in use, say). */
   serve(host: string, port: number): Promise<Server> {
     const server = createServer((request, response) => {
       if (request.url !== '/metrics') {
@@ -39,6 +39,12 @@ export class DispatcherMetrics {
         () => response.writeHead(500).end(),
       );
     });
-    return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve(server);
+      });
+    });
   }
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigError, loadConfig, logStream, ModemAgentConfigSchema } from '@smsgw/config';
+import { loadConfigOrExit, logStream, ModemAgentConfigSchema } from '@smsgw/config';
 import { startModemAgent } from './modem-agent.ts';
 
 // `pnpm modem --port /dev/ttyUSB2 --server https://sms.example --token smsgw_dt_… [--baud 115200] [--pin 1234]`,
@@ -23,14 +23,7 @@ const flags: Record<string, string | undefined> = {
   MODEM_PIN: values.pin,
   MODEM_STATE_FILE: values['state-file'],
 };
-let config;
-try {
-  config = loadConfig(ModemAgentConfigSchema, { ...process.env, ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) });
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(error.message);
-  process.exit(1);
-}
+const config = loadConfigOrExit(ModemAgentConfigSchema, { ...process.env, ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) });
 const log = pino({ level: config.LOG_LEVEL, base: { service: 'modem-agent', pid: process.pid, port: config.MODEM_PORT }, redact: ['token'] }, logStream(config.LOG_FORMAT));
 const agent = startModemAgent(config, log);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiConfigSchema, CliConfigSchema, ConfigError, loadConfig, publicUrl, trustProxy } from './env.ts';
+import { ApiConfigSchema, CliConfigSchema, ConfigError, expectation, loadConfig, publicUrl, trustProxy } from './env.ts';
 
 const JWT_SECRET = 's'.repeat(32);
 
@@ -57,30 +57,44 @@ describe('loadConfig', () => {
     expect(loadConfig(CliConfigSchema, { JWT_SECRET, JWT_TTL_SECONDS: 'nonsense', HOME: '/root' })).not.toHaveProperty('JWT_TTL_SECONDS');
   });
 
-  it.each(['abc', '70000', '-1', '80.5', '3000abc', 'true', '0x50'])('refuses PORT=%j with an error that names PORT', (port) => {
+  it.each(['abc', '70000', '-1', '80.5', '3000abc', 'true', '0x50'])('refuses PORT=%j in one line that names PORT and the fix', (port) => {
     const error = configError(() => loadConfig(ApiConfigSchema, { JWT_SECRET, PORT: port }));
-    expect(error.message).toMatch(/^Invalid environment:\n {2}PORT /);
-    expect(error.message).toContain('Port the API listens on.');
-    expect(error.message).not.toContain('JWT_SECRET');
+    expect(error.problems).toEqual(['Invalid PORT: set it to a whole number from 0 to 65535, or unset it for the default (3000). Port the API listens on.']);
+    expect(error.message).toBe(error.problems[0]);
   });
 
   it('requires JWT_SECRET for the API and names it', () => {
     const error = configError(() => loadConfig(ApiConfigSchema, {}));
-    expect(error.message).toContain('JWT_SECRET is required');
+    expect(error.problems).toEqual([expect.stringMatching(/^JWT_SECRET is not set: set it to text of at least 32 characters\. /)]);
   });
 
   it('refuses a JWT_SECRET shorter than 32 characters and names it', () => {
     const error = configError(() => loadConfig(ApiConfigSchema, { JWT_SECRET: 's'.repeat(31) }));
-    expect(error.message).toContain('JWT_SECRET');
+    expect(error.problems).toEqual([expect.stringMatching(/^Invalid JWT_SECRET: set it to text of at least 32 characters\. /)]);
   });
 
   it('does not require JWT_SECRET for the CLI', () => {
     expect(loadConfig(CliConfigSchema, {})).not.toHaveProperty('JWT_SECRET');
   });
 
-  it('names every wrong variable at once', () => {
+  it('names every wrong variable at once, one line each', () => {
     const error = configError(() => loadConfig(ApiConfigSchema, { PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://db' }));
-    for (const name of ['PORT', 'LOG_LEVEL', 'DATABASE_URL', 'JWT_SECRET']) expect(error.message).toContain(name);
+    expect(error.problems.map((line) => /^(?:Invalid )?([A-Z_]+)/.exec(line)![1]).sort()).toEqual(['DATABASE_URL', 'JWT_SECRET', 'LOG_LEVEL', 'PORT']);
+    expect(error.message.split('\n')).toEqual(error.problems);
+    expect(error.problems).toContain('Invalid LOG_LEVEL: set it to one of fatal, error, warn, info, debug, trace, silent, or unset it for the default (info). pino log level: fatal, error, warn, info, debug, trace or silent.');
+  });
+
+  it.each([
+    [{ type: 'integer', minimum: 0, maximum: 65535 }, 'a whole number from 0 to 65535'],
+    [{ type: 'integer', minimum: 1 }, 'a whole number of 1 or more'],
+    [{ type: 'number', maximum: 1 }, 'a number of at most 1'],
+    [{ type: 'boolean' }, 'true or false'],
+    [{ enum: ['json', 'pretty'] }, 'one of json, pretty'],
+    [{ type: 'string', minLength: 32 }, 'text of at least 32 characters'],
+    [{ type: 'string', pattern: '^rediss?://' }, 'text matching ^rediss?://'],
+    [{ type: 'string' }, 'text'],
+  ])('says what %j must be: %s', (variable, words) => {
+    expect(expectation(variable)).toBe(words);
   });
 
   it('reads process.env when no environment is passed', () => {

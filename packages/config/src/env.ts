@@ -319,8 +319,13 @@ export function sharedSettings(config: Record<string, unknown>): Record<string, 
   return Object.fromEntries(SHARED_SETTINGS.map((name) => [name, config[name]]));
 }
 
+/** A wrong environment: one line per variable (`problems`), each naming it and the fix. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+  }
 }
 
 /** Reads the variables of `schema` from `env`, applies defaults, converts numbers, and checks them. */
@@ -333,18 +338,48 @@ export function loadConfig<T extends TObject>(schema: T, env: Record<string, str
   const value = convertText(schema, Value.Default(schema, raw));
   const errors = Value.Errors(schema, value);
   if (errors.length > 0) {
-    const messages = errors.map((error) => {
-      const missing = error.keyword === 'required';
-      const name = missing ? requiredName(error) : error.instancePath.replace(/^\//, '');
-      const description = (schema.properties[name] as { description?: string } | undefined)?.description ?? '';
-      return `${name} ${missing ? 'is required' : error.message}${description ? ` (${description})` : ''}`;
-    });
-    throw new ConfigError(`Invalid environment:\n  ${[...new Set(messages)].join('\n  ')}`);
+    const names = errors.flatMap((error) => (error.keyword === 'required' ? requiredNames(error) : [error.instancePath.replace(/^\//, '').split('/')[0]!]));
+    throw new ConfigError([...new Set(names)].map((name) => problem(name, schema.properties[name] as Variable | undefined, name in raw)));
   }
   return value as Static<T>;
 }
 
-function requiredName(error: { params: object }): string {
-  const params = error.params as { requiredProperties?: string[] };
-  return params.requiredProperties?.join(', ') ?? 'environment';
+function requiredNames(error: { params: object }): string[] {
+  return (error.params as { requiredProperties?: string[] }).requiredProperties ?? [];
+}
+
+interface Variable {
+  type?: string;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  pattern?: string;
+  default?: unknown;
+  description?: string;
+}
+
+/** What a variable must be, in words: "a whole number from 0 to 65535", "one of json, pretty". */
+export function expectation(variable: Variable): string {
+  if (variable.type === 'integer' || variable.type === 'number') {
+    const { minimum: min, maximum: max } = variable;
+    const range = min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` of ${min} or more` : max !== undefined ? ` of at most ${max}` : '';
+    return `${variable.type === 'integer' ? 'a whole number' : 'a number'}${range}`;
+  }
+  if (variable.type === 'boolean') return 'true or false';
+  if (Array.isArray(variable.enum)) return `one of ${variable.enum.join(', ')}`;
+  const rules = [
+    ...(variable.minLength !== undefined ? [`of at least ${variable.minLength} characters`] : []),
+    ...(variable.pattern !== undefined ? [`matching ${variable.pattern}`] : []),
+  ];
+  return ['text', ...rules].join(' ');
+}
+
+/** The one line that names a wrong or missing variable and the fix (issue 24: a start-up error is one line, never a stack). */
+function problem(name: string, variable: Variable | undefined, given: boolean): string {
+  const what = variable ? expectation(variable) : 'a valid value';
+  const about = variable?.description ? ` ${variable.description}` : '';
+  if (!given) return `${name} is not set: set it to ${what}.${about}`;
+  const fallback = variable?.default !== undefined ? `, or unset it for the default (${String(variable.default)})` : '';
+  return `Invalid ${name}: set it to ${what}${fallback}.${about}`;
 }

@@ -126,8 +126,12 @@ describe('response examples', () => {
     ['/api/sms/send', 'post', '200'],
     ['/api/v1/sms/{id}', 'get', '200'],
     ['/api/v1/sms', 'get', '200'],
-    ['/api/v1/sms/{id}', 'get', '404'],
   ])('%s %s %s has one', (path, method, status) => {
     expect(document.paths[path]![method]!.responses[status]!.content!['application/json']!.example).toBeDefined();
+  });
+
+  it('an error has one per code: GET /api/v1/sms/{id} 404', () => {
+    const media = document.paths['/api/v1/sms/{id}']!.get!.responses['404']!.content!['application/json']! as { examples?: Record<string, { value: unknown }> };
+    expect(media.examples).toEqual({ not_found: { summary: 'Not found', value: { error: 'not_found', message: 'Not found' } } });
   });
 });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
+import { ERRORS, type ErrorCode } from '@smsgw/core';
 import { operationId } from './openapi.ts';
+import { errorExample } from './openapi-errors.ts';
 
 /** The OpenAPI document at /docs/json (issue 13, item 2 in part). */
 interface Operation {
@@ -81,10 +83,20 @@ type Raw = {
   webhooks: Record<string, { post: { parameters: { name: string; in: string }[]; requestBody: { content: Record<string, { schema: { $ref?: string } }> } } }>;
   paths: Record<string, Record<string, {
     requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
-    responses: Record<string, { description: string; content?: Record<string, { schema: { $ref?: string; anyOf?: unknown[] }; example?: { error?: string } }> }>;
+    responses: Record<string, { description: string; content?: Record<string, { schema: { $ref?: string; anyOf?: unknown[] }; example?: unknown; examples?: Record<string, { summary: string; value: unknown }> }> }>;
   }>>;
 };
 const raw = () => document as unknown as Raw;
+
+/** The enum of `error` in an error response's schema (`allOf: [Error, {properties: {error: {enum}}}]`, maybe in an `anyOf`). */
+function errorEnum(schema: unknown): unknown {
+  const members = (schema as { anyOf?: unknown[] }).anyOf ?? [schema];
+  for (const member of members as { allOf?: { properties?: { error?: { enum?: unknown } } }[] }[]) {
+    const narrowed = member.allOf?.find((part) => part.properties?.error?.enum)?.properties?.error?.enum;
+    if (narrowed) return narrowed;
+  }
+  return undefined;
+}
 
 describe('named schemas, responses and webhooks', () => {
   it('names the shared schemas in components and refers to them', () => {
@@ -99,24 +111,46 @@ describe('named schemas, responses and webhooks', () => {
     expect(JSON.stringify(raw().components.schemas)).not.toContain('"$id"');
   });
 
-  it('describes every response, and each error with its codes from the catalogue and an example body', () => {
+  it('describes every response, and each error with its codes from the catalogue', () => {
     for (const [path, methods] of Object.entries(raw().paths)) {
       for (const [method, operation] of Object.entries(methods)) {
         for (const [status, response] of Object.entries(operation.responses)) {
           expect(response.description, `${method} ${path} ${status}`).not.toBe('Default Response');
           expect(response.description, `${method} ${path} ${status}`).not.toMatch(/^(OK|Created|Accepted|No Content)\.$/);
-          const example = response.content?.['application/json']?.example;
-          if (Number(status) >= 400 && example?.error) expect(response.description, `${method} ${path} ${status}`).toContain(`\`${example.error}\``);
         }
       }
     }
     const send = raw().paths['/api/sms/send']!.post!.responses;
     expect(send['402']!.description).toContain('`quota_exceeded`');
     expect(send['503']!.description).toContain('`no_devices`');
-    expect(send['400']!.content!['application/json']!.example).toEqual({ error: 'invalid_request', message: 'The request is not valid.' });
     const template = raw().paths['/api/sms/send-template']!.post!.responses['400']!;
     expect(template.description).toContain('`template_not_found`');
     expect(template.content!['application/json']!.schema.anyOf).toHaveLength(2);
+  });
+
+  it('gives every error response one named example per code it lists, the body the catalogue makes for it, and those codes as the enum of error', () => {
+    const checked: string[] = [];
+    for (const [path, methods] of Object.entries(raw().paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const codes = [...response.description.matchAll(/^- `(\w+)`/gm)].map((match) => match[1] as ErrorCode);
+          if (Number(status) < 400 || !response.description.includes('error code:')) continue;
+          const media = response.content?.['application/json'];
+          const where = `${method} ${path} ${status}`;
+          expect(codes.length, where).toBeGreaterThan(0);
+          expect(media?.example, where).toBeUndefined();
+          expect(media?.examples, where).toEqual(Object.fromEntries(codes.map((code) => [code, { summary: ERRORS[code].message, value: errorExample(code) }])));
+          expect(errorEnum(media?.schema), where).toEqual(codes.filter((code) => !('messageOnly' in ERRORS[code])));
+          checked.push(where);
+        }
+      }
+    }
+    expect(checked.length).toBeGreaterThan(150);
+    const send = raw().paths['/api/sms/send']!.post!.responses['400']!.content!['application/json']!.examples!;
+    expect(Object.keys(send)).toEqual(expect.arrayContaining(['invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found']));
+    expect(send.invalid_phone_number).toEqual({ summary: 'Phone number must be in E.164 format', value: { error: 'invalid_phone_number', message: 'Phone number must be in E.164 format' } });
+    const template = raw().paths['/api/sms/send-template']!.post!.responses['400']!.content!['application/json']!.examples!;
+    expect(template.template_not_found!.value).toEqual({ message: 'Template not found.' });
   });
 
   it('has a webhooks section with every event the gateway posts, its payload and the signature headers', () => {

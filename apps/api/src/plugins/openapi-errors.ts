@@ -7,17 +7,29 @@ import { dereference, referenceNamed } from './openapi-components.ts';
 /**
  * The responses of an operation as the OpenAPI document shows them: each with a description, and
  * each error with the codes of the catalogue it stands for (named by the route with `errors(…)`,
- * or the one code of its status) and an example body.
+ * or the one code of its status): in its description, as one named example body per code, and as
+ * the enum of its `error`.
  */
 
 type Json = Record<string, unknown>;
 
 const DESCRIPTION = 'x-response-description';
 
-/** What the document says of one response besides its schema (@fastify/swagger drops the siblings of a root `$ref`). */
+/** One of the named examples of a media type (OpenAPI's Example Object). */
+export interface NamedExample {
+  summary: string;
+  value: unknown;
+}
+
+/**
+ * What the document says of one response besides its schema (@fastify/swagger drops the siblings
+ * of a root `$ref`): a success's example, or an error's examples named by their codes, so that
+ * generated clients and API tools see every code, not only the first.
+ */
 export interface ResponseDoc {
   description: string;
   example?: unknown;
+  examples?: Record<string, NamedExample>;
 }
 
 /** The code an error status stands for when the route names none: the only one of that status, or the general one. */
@@ -33,6 +45,11 @@ export function errorExample(code: ErrorCode): Json {
   return 'messageOnly' in ERRORS[code] ? { message: ERRORS[code].message } : { error: code, message: ERRORS[code].message };
 }
 
+/** One named example per code, in the order the description lists them: `{invalid_phone_number: {summary, value}, …}`. */
+export function errorExamples(codes: ErrorCode[]): Record<string, NamedExample> {
+  return Object.fromEntries(codes.map((code) => [code, { summary: ERRORS[code].message, value: errorExample(code) }]));
+}
+
 function describeErrors(status: number, codes: ErrorCode[]): string {
   return [`${STATUS_CODES[status]}, error code:`, ...codes.map((code) => `- \`${code}\`: ${ERRORS[code].message}${'messageOnly' in ERRORS[code] ? ' (the body has only `message`)' : ''}`)].join('\n');
 }
@@ -43,6 +60,22 @@ function describeSuccess(status: number, schema: Json, components: Json, summary
   if (typeof own === 'string') return own;
   if (status === 204) return 'Done; no content.';
   return summary ? `${STATUS_CODES[status]}: ${summary[0]!.toLowerCase()}${summary.slice(1)}.` : `${STATUS_CODES[status]}.`;
+}
+
+/**
+ * An error response's schema with `error` narrowed to its codes (an enum), so that generated
+ * clients type the codes: `Error` itself where the member is `Error`, in an `allOf`, and the
+ * message-only bodies of send-template as they are.
+ */
+function withCodes(schema: Json, codes: ErrorCode[], components: Json): Json {
+  const coded = codes.filter((code) => !('messageOnly' in ERRORS[code]));
+  const narrow = (member: Json): Json => {
+    const body = dereference(member, components);
+    if (!isObject(body.properties) || !('error' in body.properties)) return member;
+    return { allOf: [member, { type: 'object', properties: { error: { type: 'string', enum: coded } } }] };
+  };
+  const members = schema.anyOf as Json[] | undefined;
+  return members ? { ...schema, anyOf: members.map(narrow) } : narrow(schema);
 }
 
 /** Whether a response is `{error, message}` (or may be): not, e.g., the 503 of /ready, which reports its checks. */
@@ -72,12 +105,13 @@ export function documentResponses(
   for (const [key, schema] of Object.entries(all)) {
     const { [ERROR_CODES_KEY]: named, [DESCRIPTION]: _description, examples, ...rest } = schema;
     const status = Number(key);
-    schemas[key] = rest;
     if (status < 400 || !isErrorBody(schema, components)) {
+      schemas[key] = rest;
       docs[key] = { description: describeSuccess(status, schema, components, summary), ...(Array.isArray(examples) && { example: examples[0] }) };
     } else {
       const codes = (named as ErrorCode[] | undefined) ?? codesOf(status, operation);
-      docs[key] = { description: describeErrors(status, codes), example: errorExample(codes[0]!) };
+      schemas[key] = withCodes(rest, codes, components);
+      docs[key] = { description: describeErrors(status, codes), examples: errorExamples(codes) };
     }
   }
   return { schemas, docs };

@@ -165,7 +165,7 @@ export function documentRoute({
 
 interface Operation {
   requestBody?: { content: Record<string, { example?: unknown }> };
-  responses?: Record<string, { description: string; content?: Record<string, { example?: unknown }> }>;
+  responses?: Record<string, { description: string; content?: Record<string, { example?: unknown; examples?: ResponseDoc['examples'] }> }>;
   [DOCS]?: OperationDocs;
 }
 
@@ -182,7 +182,14 @@ export function applyDocs<T extends { paths?: object }>(document: T): T {
         const response = operation.responses?.[status];
         if (!response) continue;
         response.description = doc.description;
-        for (const media of Object.values(response.content ?? {})) if (doc.example !== undefined) media.example = doc.example;
+        for (const media of Object.values(response.content ?? {})) {
+          if (doc.examples) {
+            delete media.example;
+            media.examples = doc.examples;
+          } else if (doc.example !== undefined) {
+            media.example = doc.example;
+          }
+        }
       }
     }
   }

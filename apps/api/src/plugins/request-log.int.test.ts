@@ -56,10 +56,10 @@ describe('device traffic in the log', () => {
     expect(heartbeat.statusCode).toBeLessThan(300);
     const pull = await api.app.inject({ method: 'GET', url: '/mobile/v1/message', headers: { authorization: 'Bearer nope' } });
     expect(pull.statusCode).toBe(401);
-    expect((await api.app.inject({ method: 'GET', url: '/api/v1/quota?x-marker=1', headers: { 'x-api-key': apiKey } })).statusCode).toBe(200);
+    expect((await api.app.inject({ method: 'GET', url: '/api/v1/templates?limit=7', headers: { 'x-api-key': apiKey } })).statusCode).toBe(200);
 
     const urls = lines.map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url).filter(Boolean);
-    expect(urls).toContain('/api/v1/quota?x-marker=1');
+    expect(urls).toContain('/api/v1/templates?limit=7');
     expect(urls.filter((url) => url!.startsWith('/api/v1/device/') || url!.startsWith('/mobile/'))).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
-import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import type { TSchema } from 'typebox';
+import type { FastifySchemaCompiler, FastifySchemaValidationError, RouteOptions } from 'fastify';
+import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { convertText } from '@smsgw/config';
@@ -32,34 +32,28 @@ function nulIssue({ path, inName }: { path: string; inName: boolean }): Issue {
 }
 
 /**
- * The property names an object schema allows, through `Intersect` and `Union`; undefined when it
- * allows others (`additionalProperties` or `patternProperties` set) or is no object schema.
+ * The parameters a query schema names. A query is one flat `Type.Object` (a list's filters next to
+ * `...Pagination.properties`): text is converted to numbers, and the OpenAPI document shows
+ * parameters, only from an object's own properties, so an `Intersect` would let `offset=1.5` through
+ * as 1 and show defaults as required. Anything else is refused when the route is registered.
  */
-export function allowedNames(schema: Record<string, unknown>): Set<string> | undefined {
-  if (schema.patternProperties !== undefined || (schema.additionalProperties !== undefined && schema.additionalProperties !== false)) return undefined;
-  const parts = [schema.allOf, schema.anyOf, schema.oneOf].find(Array.isArray) as Record<string, unknown>[] | undefined;
-  if (parts) {
-    const names = new Set<string>();
-    for (const part of parts) {
-      const own = allowedNames(part);
-      if (!own) return undefined;
-      for (const name of own) names.add(name);
-    }
-    return names;
-  }
+export function queryNames(schema: Record<string, unknown>, route: string): Set<string> {
   const properties = schema.properties as Record<string, unknown> | undefined;
-  return properties && new Set(Object.keys(properties));
+  const closed = schema.additionalProperties === undefined || schema.additionalProperties === false;
+  if (schema.type !== 'object' || !properties || !closed || ['allOf', 'anyOf', 'oneOf', 'patternProperties'].some((key) => key in schema)) {
+    throw new Error(`${route}: a query schema is one Type.Object with named properties (spread Pagination.properties into it), not ${JSON.stringify(schema).slice(0, 80)}.`);
+  }
+  return new Set(Object.keys(properties));
 }
 
 function unknownIssue(name: string): Issue {
   return { keyword: 'additionalProperties', instancePath: '', schemaPath: '#/additionalProperties', params: { additionalProperties: [name] }, message: 'must NOT have additional properties' };
 }
 
-function compile(schema: TSchema, httpPart: string | undefined, strict: boolean) {
+function compile(schema: TSchema, httpPart: string | undefined, strict: boolean, route: string) {
   const check = Compile(schema);
-  // Only a declared query string is closed: a route that reads no query has nothing a client could
-  // mistype, and the send routes and `/api/plans/quota` stay as lenient as the clients the spec names.
-  const allowed = strict && httpPart === 'querystring' ? allowedNames(schema as Record<string, unknown>) : undefined;
+  const names = httpPart === 'querystring' ? queryNames(schema as Record<string, unknown>, route) : undefined;
+  const allowed = strict ? names : undefined;
   return (value: unknown) => {
     const nul = strict ? findNul(value) : undefined;
     if (nul) return { error: [nulIssue(nul)] };
@@ -78,7 +72,7 @@ function compile(schema: TSchema, httpPart: string | undefined, strict: boolean)
  * plain decimal text). Before the schema, every part is refused when a string in it holds U+0000
  * (Postgres cannot store it), and a query string when it has a parameter its schema does not name.
  */
-export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => compile(schema, httpPart, true);
+export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart, method, url }) => compile(schema, httpPart, true, `${method} ${url}`);
 
 /**
  * The device protocols' validation (`/api/v1/device/…`, the SMS Gate mobile API): the schema
@@ -86,4 +80,24 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
  * parameters (the app already sends `order` on pulls), and what a phone reports or receives may
  * hold U+0000, which the device core stores as U+FFFD (`storableText`) rather than lose a report.
  */
-export const lenientValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => compile(schema, httpPart, false);
+export const lenientValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart, method, url }) => compile(schema, httpPart, false, `${method} ${url}`);
+
+const NoQuery = Type.Object({});
+
+/** Route config of a client-compatibility read (the Vendel alias of the quota): its query stays as open as the other gateway's. */
+export const OPEN_QUERY = { openQuery: true } as const;
+
+/**
+ * The user API's policy on query strings, as an `onRoute` hook: a read (GET) that declares no query
+ * gets an empty one, so that every read refuses a parameter it does not name, as the lists with
+ * filters do: a mistyped filter must not quietly widen an answer. The device protocols' scope
+ * does not use it (phones stay lenient), nor do the health, docs and console routes; a route with
+ * OPEN_QUERY is left alone.
+ */
+export function closeQuery(route: RouteOptions): void {
+  const methods = [route.method].flat();
+  const open = (route.config as { openQuery?: boolean } | undefined)?.openQuery === true;
+  if (!open && route.schema?.querystring === undefined && methods.some((method) => method === 'GET' || method === 'HEAD')) {
+    route.schema = { ...route.schema, querystring: NoQuery };
+  }
+}

@@ -94,7 +94,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['contacts'],
         summary: 'List contacts, newest first; filter by exact phone or by name (contains, any case)',
-        querystring: Type.Intersect([Pagination, Type.Object({ phone: Type.Optional(Type.String()), name: Type.Optional(Type.String()) })]),
+        querystring: Type.Object({ phone: Type.Optional(Type.String()), name: Type.Optional(Type.String()), ...Pagination.properties }),
         response: { 200: PageOf(ContactRecord, 'ContactPage'), ...errors('invalid_request'), ...authErrors },
       },
     },

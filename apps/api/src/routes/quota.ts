@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { quotaPeriod } from '@smsgw/core';
 import { countDevices, quotaUsed } from '@smsgw/db';
 import { authErrors, Timestamp } from '../schemas/common.ts';
+import { OPEN_QUERY } from '../plugins/validation.ts';
 
 const Quota = Type.Object({
   period: Type.String({ description: 'Calendar month in UTC, YYYY-MM.' }),
@@ -23,8 +24,9 @@ const Quota = Type.Object({
 const quotaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
-  for (const url of ['/api/v1/quota', '/api/plans/quota']) {
-    app.get(url, { schema: { tags: ['quota'], summary: 'Monthly quota', response: { 200: Quota, ...authErrors } } }, async (request) => {
+  // The Vendel alias keeps the lenience of Vendel's own server; smsgw's route refuses unknown parameters.
+  for (const [url, config] of [['/api/v1/quota', {}], ['/api/plans/quota', OPEN_QUERY]] as [string, object][]) {
+    app.get(url, { config, schema: { tags: ['quota'], summary: 'Monthly quota', response: { 200: Quota, ...authErrors } } }, async (request) => {
       const { user } = request.auth;
       const period = quotaPeriod(new Date());
       const limit = user.monthlyQuota ?? app.config.MONTHLY_QUOTA_DEFAULT;

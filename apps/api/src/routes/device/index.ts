@@ -89,8 +89,8 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['device'],
         summary: 'Server-sent events: `wakeup` when messages are assigned, heartbeat comments in between',
-        produces: ['text/event-stream'],
-        response: { 200: Type.String({ description: 'text/event-stream' }), ...deviceErrors },
+        // The stream as its media type; the errors before it opens are JSON like every other.
+        response: { 200: { description: 'The event stream.', content: { 'text/event-stream': { schema: Type.String() } } }, ...deviceErrors },
       },
     },
     (request, reply) => {

@@ -34,8 +34,8 @@ const configurationRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app
       schema: {
         tags,
         summary: 'Server-sent events: `MessageEnqueued` makes the phone pull (at most one a second), `SettingsUpdated` and `WebhooksUpdated` on connect',
-        produces: ['text/event-stream'],
-        response: { 200: Type.String({ description: 'text/event-stream' }), ...phoneErrors },
+        // The stream as its media type; the errors before it opens are JSON like every other.
+        response: { 200: { description: 'The event stream.', content: { 'text/event-stream': { schema: Type.String() } } }, ...phoneErrors },
       },
     },
     async (request, reply) => {
