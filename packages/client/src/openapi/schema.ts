@@ -2410,13 +2410,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "message": "The request is not valid."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
@@ -2513,13 +2510,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "message": "The request is not valid."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
@@ -2759,13 +2753,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "message": "The request is not valid."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
@@ -2826,13 +2817,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "message": "The request is not valid."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
@@ -3052,13 +3040,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "message": "The request is not valid."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
@@ -3119,13 +3104,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "message": "The request is not valid."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
