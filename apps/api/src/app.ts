@@ -32,6 +32,7 @@ import eventRoutes from './routes/events.ts';
 import smsStatsRoutes from './routes/sms/stats.ts';
 import settingsRoutes from './routes/settings.ts';
 import optOutRoutes from './routes/opt-outs.ts';
+import kannelRoutes from './routes/compat/kannel/index.ts';
 import { consoleApp } from './plugins/console.ts';
 
 type LoggerOptions = Exclude<NonNullable<FastifyServerOptions['logger']>, boolean>;
@@ -122,6 +123,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(optOutRoutes);
   await app.register(eventRoutes);
   await app.register(smsStatsRoutes);
+  await app.register(kannelRoutes);
   await app.register(consoleApp);
   // The device protocols' schemas are read leniently: a phone is never refused for a query
   // parameter it adds or for U+0000 in what it reports (see lenientValidatorCompiler).

@@ -24,6 +24,7 @@ export const TAGS = [
   { name: 'device', description: 'The native device protocol, for smsgw\'s own device agents (device token).' },
   { name: 'mobile', description: 'The SMS Gate app\'s mobile API (phone token): what a paired Android phone calls.' },
   { name: 'health', description: 'Liveness and readiness.' },
+  { name: 'kannel', description: 'Kannel\'s sendsms, for clients written for Kannel (docs/compatibility.md); credentials in the request.' },
 ];
 
 export const SECURITY_SCHEMES = {
@@ -57,6 +58,7 @@ type Security = Record<string, string[]>[];
 /** The credentials a route takes: none for health and the signed phone webhook, a device or phone token for the device protocols. */
 export function securityFor(url: string): Security | undefined {
   if (/^\/(health|ready|metrics)$/.test(url) || url.startsWith('/docs')) return [];
+  if (url.startsWith('/cgi-bin/')) return []; // Kannel: the user name and an API key are variables of the request
   if (url.startsWith('/api/v1/device/')) return [{ deviceToken: [] }];
   if (/^\/(api\/)?mobile\/v1\/inbound\//.test(url)) return [];
   if (/^\/(api\/)?mobile\/v1\/device$/.test(url)) return [{ phoneToken: [] }, {}]; // registering: a pairing code in the body, or its token
