@@ -154,18 +154,17 @@ async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOu
     await recordDeliveryAttempt(sql, delivery.id, { outcome: 'succeeded', statusCode, error: null, at, nextAttemptAt: null });
     return { outcome: 'succeeded' };
   }
-  if (statusCode === 410 && delivery.callback) {
-    await recordDeliveryAttempt(sql, delivery.id, { outcome: 'failed', statusCode, error: result.error, at, nextAttemptAt: null });
-    return { outcome: 'failed' };
-  }
   if (statusCode === 410) {
-    const reason = `The endpoint answered 410 Gone at ${at.toISOString()}; smsgw stopped sending to it. Enable it again once it accepts events.`;
-    // The endpoint first: once its delivery shows the 410, no new event is written to it (and a
-    // crash in between leaves the delivery to the outbox, which abandons it as disabled).
-    await disableWebhook(sql, delivery.webhookId, reason, at);
+    // A webhook endpoint is disabled; a callback belongs to one send and just stops.
+    if (!delivery.callback) {
+      const reason = `The endpoint answered 410 Gone at ${at.toISOString()}; smsgw stopped sending to it. Enable it again once it accepts events.`;
+      // The endpoint first: once its delivery shows the 410, no new event is written to it (and a
+      // crash in between leaves the delivery to the outbox, which abandons it as disabled).
+      await disableWebhook(sql, delivery.webhookId, reason, at);
+      deps.log.info({ webhookId: delivery.webhookId }, 'webhook endpoint disabled: 410 Gone');
+    }
     await recordDeliveryAttempt(sql, delivery.id, { outcome: 'failed', statusCode, error: result.error, at, nextAttemptAt: null });
-    deps.log.info({ webhookId: delivery.webhookId }, 'webhook endpoint disabled: 410 Gone');
-    return { outcome: 'disabled' };
+    return { outcome: delivery.callback ? 'failed' : 'disabled' };
   }
   const delay = nextAttemptDelayMs(attempts, deps.retryDelays);
   if (delay === undefined) {
