@@ -25,6 +25,9 @@ CREATE TABLE "message_callbacks" (
 CREATE INDEX "message_callbacks_user_id_idx" ON "message_callbacks"("user_id");
 
 -- CreateIndex
+CREATE INDEX "messages_callback_id_idx" ON "messages"("callback_id") WHERE (callback_id IS NOT NULL);
+
+-- CreateIndex
 CREATE INDEX "webhook_deliveries_callback_id_idx" ON "webhook_deliveries"("callback_id");
 
 -- AddForeignKey
