@@ -24,8 +24,8 @@ export function kannelMaskEvents(mask: number): CallbackEvent[] {
   return events;
 }
 
-/** What the Kannel route stores with the callback. */
-export interface KannelContext {
+/** What the Kannel route stores with the callback (a type, so that it is a record of its fields). */
+export type KannelContext = {
   /** `from` as the client gave it (`%P`); a phone cannot choose the sender its carrier shows. */
   from: string;
   /** The sendsms user name (`%n`). */
@@ -34,7 +34,7 @@ export interface KannelContext {
   coding: number;
   /** The recipients the client spelled otherwise than in E.164 (`0049…`), by E.164 number: `%p` gives them back as sent. */
   numbers?: Record<string, string>;
-}
+};
 
 /** Kannel's URL encoding of one value. */
 export function kannelUrlEncode(value: string): string {

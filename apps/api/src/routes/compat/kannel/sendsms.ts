@@ -35,7 +35,7 @@ async function authorise(app: FastifyInstance, request: FastifyRequest, args: Se
 }
 
 /** The DLR callback of the request, checked against smsgw's webhook address rules (none without a URL and a mask that selects an event). */
-async function callbackOf(app: FastifyInstance, args: SendsmsArgs, context: Record<string, unknown>): Promise<SendInput['callback']> {
+async function callbackOf(app: FastifyInstance, args: SendsmsArgs, context: KannelContext): Promise<SendInput['callback']> {
   const url = args.text('dlr-url');
   const events = kannelMaskEvents(args.number('dlr-mask') ?? 0);
   if (!url || events.length === 0) return undefined;
@@ -107,7 +107,7 @@ export async function sendsms(app: FastifyInstance, deps: SendDeps, request: Fas
     compose: () => ({ kind: 'same', body: text, ...segmentInfo(text) }),
     idempotency: undefined,
     timing: timingOf(args, app.config.MESSAGE_TTL_SECONDS, new Date()),
-    callback: await callbackOf(app, args, { ...context }),
+    callback: await callbackOf(app, args, context),
     queueWhenNoDevice: true,
   });
   app.metrics.messagesAccepted.inc({ endpoint: 'kannel-sendsms' }, response.recipients_count);
