@@ -121,12 +121,11 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
  * callback); it returns what `webhookEventsCte` reads of a callback.
  */
 function callbackInsert(m: NewMessages, p: (value: unknown) => string): string {
-  const returning = 'RETURNING id, events';
   if (!m.callback) return `SELECT NULL::uuid AS id, NULL::text[] AS events WHERE false`;
   const { url, format, events, context } = m.callback;
   return `INSERT INTO message_callbacks (id, user_id, url, format, events, context, created_at)
        SELECT $11::uuid, $1::uuid, ${p(url)}::text, ${p(format)}::text, ${p(events)}::text[], ${p(JSON.stringify(context))}::jsonb, $5::timestamptz
-       WHERE EXISTS (SELECT 1 FROM charged) ${returning}`;
+       WHERE EXISTS (SELECT 1 FROM charged) RETURNING id, events`;
 }
 
 /**
