@@ -56,6 +56,24 @@ export async function startFuzzApi(env: Record<string, string> = {}, options: Pi
   return Object.assign(api, { logged });
 }
 
+/**
+ * Routes that speak another gateway's API answer in that peer's shape, not smsgw's JSON (one entry
+ * per compatibility API): the reason a response breaks the peer's shape, or undefined.
+ */
+const PEER_SHAPES: { url: RegExp; methods: string[]; breach: (res: Injected) => string | undefined }[] = [
+  {
+    // Kannel's sendsms: one line of text/html; 202 only with Kannel's two accepting answers.
+    url: /^\/cgi-bin\/sendsms(\?|$)/,
+    methods: ['GET', 'POST'],
+    breach: (res) => {
+      if (res.headers['content-type'] !== 'text/html') return `${res.statusCode} with content-type ${res.headers['content-type']}`;
+      if (res.body.includes('\n') || res.body === '') return `${res.statusCode} whose body is not one line`;
+      if (res.statusCode < 300 && !['0: Accepted for delivery', '3: Queued for later delivery'].includes(res.body)) return `${res.statusCode} that is not Kannel's`;
+      return undefined;
+    },
+  },
+];
+
 // Spec section 7: a send-template request's template errors are a body with only `message`.
 const MESSAGE_ONLY_URL = /^\/+api\/sms\/send-template(\?|$)/;
 // SMS Gate's client API (docs/compatibility.md): every error is upstream's `{message}` alone.
@@ -64,10 +82,12 @@ const SMS_GATE_URL = /^\/+3rdparty\/v1([/?]|$)/;
 /**
  * Why a response breaks the contract, or undefined when it keeps it: no 5xx; a 4xx is JSON
  * `{error, message}` whose `error` is a code of the catalogue and whose message carries no stack
- * (on SMS Gate's client API, `{message}` alone).
+ * (on SMS Gate's client API, `{message}` alone; on Kannel's sendsms, its own shape: PEER_SHAPES).
  */
 export function contractBreach(request: FuzzRequest, res: Injected): string | undefined {
   if (res.statusCode >= 500) return `status ${res.statusCode}`;
+  const peer = PEER_SHAPES.find((shape) => shape.methods.includes(request.method) && shape.url.test(request.url));
+  if (peer) return peer.breach(res);
   // A HEAD answer has the headers of the GET and no body.
   if (res.statusCode < 400 || request.method === 'HEAD') return undefined;
   if (!String(res.headers['content-type'] ?? '').startsWith('application/json')) return `${res.statusCode} with content-type ${res.headers['content-type']}`;

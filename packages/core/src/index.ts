@@ -29,3 +29,4 @@ export * from './sticky-sender.ts';
 export * from './queue-deadline.ts';
 export * from './failover.ts';
 export * from './carrier-budgets.ts';
+export * from './callbacks/index.ts';

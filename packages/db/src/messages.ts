@@ -1,4 +1,4 @@
-import type { Encoding, MessageState, SendAttempt } from '@smsgw/core';
+import type { CallbackEvent, CallbackFormat, Encoding, MessageState, SendAttempt } from '@smsgw/core';
 import { Prisma } from './generated/prisma/client.ts';
 import type { Db } from './client.ts';
 import { pageOf, type Page, type PageRequest } from './paging.ts';
@@ -62,6 +62,17 @@ export interface NewMessages {
   priority?: number;
   /** Whether the phone asks for a delivery report (default true). */
   withDeliveryReport?: boolean;
+  /** The send's callback (Kannel's dlr-url), stored with it and named by each of its messages. */
+  callback?: NewCallback | null;
+}
+
+/** A per-send callback to store (packages/core/src/callbacks). */
+export interface NewCallback {
+  id: string;
+  url: string;
+  format: CallbackFormat;
+  events: CallbackEvent[];
+  context: Record<string, unknown>;
 }
 
 export async function findMessage(db: Db, options: { userId: string; id: string }): Promise<MessageRow | null> {

@@ -41,15 +41,15 @@ export async function purgeDevicePairings(sql: Sql, options: { expiredBefore: Da
 
 /**
  * Deletes up to `limit` final (delivered, failed or cancelled) messages whose last change is older than
- * `finishedBefore`, with their history, and each of their batches that has no message left, in
- * one statement. A message still moving is never taken: only final states, and SKIP LOCKED leaves
+ * `finishedBefore`, with their history, and each of their batches and callbacks that has no message
+ * left, in one statement. A message still moving is never taken: only final states, and SKIP LOCKED leaves
  * rows a report holds. (A data-modifying CTE's deletions are invisible to the rest of its statement,
  * hence the batch test leaves out the doomed messages by id.)
  */
 export async function purgeMessages(sql: Sql, options: { finishedBefore: Date; limit: number }): Promise<number> {
   const { rows } = await sql.query<{ deleted: number }>(
     `WITH doomed AS (
-       SELECT id, batch_id FROM messages
+       SELECT id, batch_id, callback_id FROM messages
         WHERE state IN ('delivered', 'failed', 'cancelled') AND updated_at < $1
         LIMIT $2 FOR UPDATE SKIP LOCKED
      ), history AS (
@@ -60,6 +60,10 @@ export async function purgeMessages(sql: Sql, options: { finishedBefore: Date; l
        DELETE FROM batches b
         WHERE b.id IN (SELECT DISTINCT batch_id FROM doomed WHERE batch_id IS NOT NULL)
           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.batch_id = b.id AND m.id NOT IN (SELECT id FROM doomed))
+     ), released AS (
+       DELETE FROM message_callbacks c
+        WHERE c.id IN (SELECT DISTINCT callback_id FROM doomed WHERE callback_id IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.callback_id = c.id AND m.id NOT IN (SELECT id FROM doomed))
      )
      SELECT count(*)::int AS deleted FROM gone`,
     [options.finishedBefore, options.limit],

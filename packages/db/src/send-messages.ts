@@ -6,7 +6,7 @@ import type { Db } from './client.ts';
 import type { Sql } from './sql.ts';
 import type { UserRow } from './users.ts';
 import { foreignGroupIds, groupMemberPhones } from './groups.ts';
-import type { MessageTexts } from './messages.ts';
+import type { MessageTexts, NewCallback } from './messages.ts';
 import { inTransaction, storeSend, type Queryable, type StoredSend } from './store-send.ts';
 import type { DeliveryRef } from './webhook-deliveries.ts';
 
@@ -76,6 +76,10 @@ export interface SendInput {
   priority?: number;
   /** Whether the phone asks for a delivery report (default true). */
   withDeliveryReport?: boolean;
+  /** A callback for the events of the send's messages (Kannel's dlr-url), stored with them (its id is made here). */
+  callback?: Omit<NewCallback, 'id'> | undefined;
+  /** With no device available now, store the send anyway to wait for one (Kannel's "queued for later delivery") instead of refusing it. */
+  queueWhenNoDevice?: boolean;
 }
 
 export interface SendResponse {
@@ -85,6 +89,8 @@ export interface SendResponse {
   batch_id?: string;
   /** The recipients on the user's opt-out list: their messages are stored failed, never sent, not charged. */
   opted_out?: string[];
+  /** Only with `queueWhenNoDevice`: no device was available, the messages wait for one. */
+  queued_for_device?: true;
 }
 
 // Postgres text cannot hold U+0000, and an unpaired UTF-16 surrogate is not a character: it would be
@@ -128,7 +134,9 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   const texts = await input.compose(recipients);
   if (input.deviceId !== undefined && !isUuid(input.deviceId)) throw deviceNotFound(input.deviceId);
   // A scheduled send needs a device when it is due, not now: only a named device must exist.
-  const gate = { deviceId: input.deviceId ?? null, windows: timing.sendAt === null ? availabilityWindows(config, now) : null };
+  const gate = {
+    deviceId: input.deviceId ?? null, windows: timing.sendAt === null ? availabilityWindows(config, now) : null, queueWhenUnavailable: input.queueWhenNoDevice === true,
+  };
 
   const ids = recipients.map(() => newId());
   const batchId = newId();
@@ -146,6 +154,7 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   const messages = {
     ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing, simNumber: simNumber ?? null,
     priority: input.priority ?? 0, withDeliveryReport: input.withDeliveryReport ?? true,
+    callback: input.callback ? { id: newId(), ...input.callback } : null,
   };
   const charge = { period: quotaPeriod(now).start, limit: user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT };
   // One statement stores it all (atomic by itself).
@@ -153,10 +162,11 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   const accepted = (stored: StoredSend): StoredSend => {
     // In the order of decisions.md ("Sending"): the named device, availability (unless every recipient opted out), then quota.
     if (stored.device === 'missing') throw deviceNotFound(input.deviceId!);
-    if (stored.device === 'unavailable') throw new AppError('no_devices');
+    if (stored.device === 'unavailable' && !gate.queueWhenUnavailable) throw new AppError('no_devices');
     if (!stored.charged) throw new AppError('quota_exceeded');
     const optedOut = new Set(stored.optedOut);
     if (optedOut.size > 0) response.opted_out = recipients.filter((_, i) => optedOut.has(ids[i]!));
+    if (stored.device === 'unavailable') response.queued_for_device = true;
     return stored;
   };
   // With an Idempotency-Key, the key goes first in a transaction of the two, so that a concurrent

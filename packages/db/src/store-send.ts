@@ -19,6 +19,8 @@ export interface QuotaCharge {
 export interface DeviceGate {
   deviceId: string | null;
   windows: AvailabilityWindows | null;
+  /** Store the send even when no device is available now (it waits for one, as Kannel queues); `device` still says `unavailable`. */
+  queueWhenUnavailable?: boolean;
 }
 
 /**
@@ -46,7 +48,7 @@ export interface StoredSend {
 export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharge | null, gate: DeviceGate | null = null): Promise<StoredSend> {
   const params: unknown[] = [
     m.userId, m.batch?.id ?? null, m.batch?.recipientsCount ?? null, m.requestedDeviceId, m.createdAt, m.sendAt ?? null, m.validUntil ?? null,
-    m.simNumber ?? null, m.ids, m.recipients, m.batch?.externalId ?? null, m.priority ?? 0, m.withDeliveryReport ?? true,
+    m.simNumber ?? null, m.ids, m.recipients, m.batch?.externalId ?? null, m.priority ?? 0, m.withDeliveryReport ?? true, m.callback?.id ?? null,
   ];
   const p = (value: unknown) => `$${params.push(value)}`;
   const rows =
@@ -70,11 +72,13 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
   } else if (gate?.windows) {
     device = `CASE WHEN EXISTS (SELECT 1 FROM devices d WHERE d.user_id = $1 AND ${available('d')}) THEN 'ok' ELSE 'unavailable' END`;
   }
-  let charged = `SELECT 1 WHERE (SELECT device FROM gate) = 'ok'`;
+  // Whether the devices let the send be stored.
+  const passes = gate?.queueWhenUnavailable ? `(SELECT device FROM gate) <> 'missing'` : `(SELECT device FROM gate) = 'ok'`;
+  let charged = `SELECT 1 WHERE ${passes}`;
   if (charge) {
     const [count, limit] = ['(SELECT count FROM charged_count)', p(charge.limit)];
     charged = `INSERT INTO quota_usage (user_id, period, used)
-      SELECT $1::uuid, ${p(charge.period)}::date, ${count}::int WHERE ${count}::int <= ${limit}::int AND (SELECT device FROM gate) = 'ok'
+      SELECT $1::uuid, ${p(charge.period)}::date, ${count}::int WHERE ${count}::int <= ${limit}::int AND ${passes}
       ON CONFLICT (user_id, period) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
         WHERE quota_usage.used + EXCLUDED.used <= ${limit}::int
       RETURNING 1`;
@@ -88,33 +92,46 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
        FROM (SELECT ${device} AS device) g
      ),
      charged AS (${charged}),
+     callback AS (${callbackInsert(m, p)}),
      batch AS (
        INSERT INTO batches (id, user_id, recipients_count, created_at, external_id)
        SELECT $2::uuid, $1::uuid, $3::int, $5::timestamptz, $11::varchar WHERE $2::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM charged)
      ),
      stored AS (
        INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                             send_at, valid_until, sim_number, priority, with_delivery_report)
+                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
-              $12::smallint, $13::boolean
+              $12::smallint, $13::boolean, $14::uuid
          FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number NOT IN (SELECT phone FROM opted)
      ),
      moved AS (
        INSERT INTO messages AS s (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                             send_at, valid_until, sim_number, priority, with_delivery_report, state, failed_at, error)
+                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, state, failed_at, error)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
-              $12::smallint, $13::boolean, 'failed', $5::timestamptz, ${failure}::text
+              $12::smallint, $13::boolean, $14::uuid, 'failed', $5::timestamptz, ${failure}::text
          FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number IN (SELECT phone FROM opted)
        RETURNING s.id, s.user_id, s.device_id, s.failed_at AS at, s.error, to_jsonb(s) AS snapshot
      ),
      history AS (INSERT INTO message_events (message_id, state, device_id, at, detail) SELECT id, 'failed', NULL, at, error FROM moved),
-     ${webhookEventsCte(p(['message.failed']))}
+     ${webhookEventsCte(p(['message.failed']), 'callback')}
      SELECT (SELECT device FROM gate) AS device, EXISTS (SELECT 1 FROM charged) AS charged,
        ARRAY(SELECT id FROM moved) AS "optedOut",
        coalesce((SELECT json_agg(json_build_object('id', id, 'webhookId', webhook_id)) FROM hooks), '[]'::json) AS deliveries`,
     params,
   );
   return result[0]!;
+}
+
+/**
+ * The insert of the send's callback, one row whatever the number of recipients (none without a
+ * callback); it returns what `webhookEventsCte` reads of a callback.
+ */
+function callbackInsert(m: NewMessages, p: (value: unknown) => string): string {
+  if (!m.callback) return `SELECT NULL::uuid AS id, NULL::text[] AS events WHERE false`;
+  const { url, format, events, context } = m.callback;
+  return `INSERT INTO message_callbacks (id, user_id, url, format, events, context, created_at)
+       SELECT $14::uuid, $1::uuid, ${p(url)}::text, ${p(format)}::text, ${p(events)}::text[], ${p(JSON.stringify(context))}::jsonb, $5::timestamptz
+       WHERE EXISTS (SELECT 1 FROM charged) RETURNING id, events`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Encoding, MessageFields, MessageState, ReceivedFields, WebhookEventType } from '@smsgw/core';
+import { callbackEventSql, type CallbackTarget, type Encoding, type MessageFields, type MessageState, type ReceivedFields, type WebhookEventType } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
 /**
@@ -9,24 +9,36 @@ import type { Sql } from './sql.ts';
 
 /**
  * The part of a transition statement that writes its webhook events: one delivery per enabled
- * endpoint of the message's user that subscribed to the type. `moved` must return `id`, `user_id`,
+ * endpoint of the message's user that subscribed to the type, and one to the message's callback
+ * (`callback_id` in the snapshot) when its events select it. `moved` must return `id`, `user_id`,
  * `at` (when the transition happened) and `snapshot` (`to_jsonb` of the updated row); `types` is
- * the SQL of a `text[]` parameter. Add `hooks` to the statement's WITH list; it returns the ids of
- * the deliveries to enqueue.
+ * the SQL of a `text[]` parameter; `callbacks` is where the callbacks are read (a statement that
+ * stores a callback passes its own CTE, which the table does not show yet). Add `hooks` to the
+ * statement's WITH list; it returns the ids of the deliveries to enqueue, with their endpoint's
+ * id or, for a callback, the callback's (the key of its slots).
  */
-export function webhookEventsCte(types: string): string {
+export function webhookEventsCte(types: string, callbacks = 'message_callbacks'): string {
   return `hooks AS (
-       INSERT INTO webhook_deliveries (id, webhook_id, user_id, type, message_id, occurred_at, data)
-       SELECT gen_random_uuid(), w.id, w.user_id, e.type, moved.id, moved.at, moved.snapshot
+       INSERT INTO webhook_deliveries (id, webhook_id, callback_id, user_id, type, message_id, occurred_at, data)
+       SELECT gen_random_uuid(), w.id, NULL::uuid, w.user_id, e.type, moved.id, moved.at, moved.snapshot
        FROM moved
        JOIN webhooks w ON w.user_id = moved.user_id AND w.enabled
        CROSS JOIN unnest(${types}::text[]) AS e(type)
        WHERE e.type = ANY(w.events)
-       RETURNING id, webhook_id
+       UNION ALL
+       SELECT gen_random_uuid(), NULL::uuid, c.id, moved.user_id, e.type, moved.id, moved.at, moved.snapshot
+       FROM moved
+       JOIN ${callbacks} c ON c.id = (moved.snapshot->>'callback_id')::uuid
+       CROSS JOIN unnest(${types}::text[]) AS e(type)
+       WHERE (${callbackEventSql('e.type', 'moved.snapshot')}) = ANY(c.events)
+       RETURNING id, coalesce(webhook_id, callback_id) AS webhook_id
      )`;
 }
 
-/** A delivery to enqueue: its id and its endpoint's (the worker takes the endpoint's slot before anything else). */
+/**
+ * A delivery to enqueue: its id and its endpoint's, or its callback's for a callback delivery (the
+ * worker takes that endpoint's slot before anything else).
+ */
 export interface DeliveryRef {
   id: string;
   webhookId: string;
@@ -104,6 +116,8 @@ export interface DeliveryAttempt {
   enabled: boolean;
   /** The secrets that sign: the current one, and the previous one while it is valid. */
   secrets: string[];
+  /** For a delivery to a send's callback: where and how (then `webhookId` is the callback's id, `secrets` empty). */
+  callback: CallbackTarget | null;
 }
 
 /** A delivery with what its next attempt needs; null if it (or its endpoint) was deleted. */
@@ -112,15 +126,26 @@ export async function loadDeliveryAttempt(sql: Sql, id: string, now: Date): Prom
     id: string; webhook_id: string; type: WebhookEventType; occurred_at: Date; data: Record<string, unknown>;
     state: DeliveryAttempt['state']; attempts: number; url: string; enabled: boolean; secret: string;
     previous_secret: string | null; previous_secret_expires_at: Date | null;
+    callback_id: string | null; callback_url: string | null; format: string | null; context: Record<string, unknown> | null;
   }>(
     `SELECT d.id, d.webhook_id, d.type, d.occurred_at, d.data, d.state, d.attempts,
-            w.url, w.enabled, w.secret, w.previous_secret, w.previous_secret_expires_at
-     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-     WHERE d.id = $1`,
+            w.url, w.enabled, w.secret, w.previous_secret, w.previous_secret_expires_at,
+            c.id AS callback_id, c.url AS callback_url, c.format, c.context
+     FROM webhook_deliveries d
+     LEFT JOIN webhooks w ON w.id = d.webhook_id
+     LEFT JOIN message_callbacks c ON c.id = d.callback_id
+     WHERE d.id = $1 AND (w.id IS NOT NULL OR c.id IS NOT NULL)`,
     [id],
   );
   const row = rows[0];
   if (!row) return null;
+  if (row.callback_id !== null) {
+    const callback = { url: row.callback_url!, format: row.format as CallbackTarget['format'], context: row.context ?? {} };
+    return {
+      id: row.id, webhookId: row.callback_id, type: row.type, occurredAt: row.occurred_at, data: row.data, state: row.state,
+      attempts: row.attempts, url: callback.url, enabled: true, secrets: [], callback,
+    };
+  }
   const previousValid = row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at > now;
   return {
     id: row.id,
@@ -133,6 +158,7 @@ export async function loadDeliveryAttempt(sql: Sql, id: string, now: Date): Prom
     url: row.url,
     enabled: row.enabled,
     secrets: previousValid ? [row.secret, row.previous_secret!] : [row.secret],
+    callback: null,
   };
 }
 
@@ -203,7 +229,7 @@ export async function overdueDeliveries(
 ): Promise<{ deliveries: DeliveryRef[]; next: OverdueCursor | undefined }> {
   const after = options.after ?? { nextAttemptAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
   const { rows } = await sql.query<{ id: string; webhook_id: string; next_attempt_at: Date }>(
-    `SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries
+    `SELECT id, coalesce(webhook_id, callback_id) AS webhook_id, next_attempt_at FROM webhook_deliveries
      WHERE next_attempt_at < $1 AND state = 'pending' AND (next_attempt_at, id) > ($2, $3::uuid)
      ORDER BY next_attempt_at, id LIMIT $4`,
     [options.before, after.nextAttemptAt, after.id, options.limit],

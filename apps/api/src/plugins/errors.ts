@@ -161,7 +161,8 @@ function pathPattern(url: string): RegExp {
  */
 export interface ErrorDialect {
   prefix: string;
-  body: (status: number, body: ErrorBodyShape) => object;
+  /** The peer's body for one of smsgw's errors: an object sent as JSON, or a text as the peer answers. */
+  body: (status: number, body: ErrorBodyShape) => object | string;
 }
 
 /** The dialect of a request path (duplicate slashes count as one, as the router reads them), if any. */

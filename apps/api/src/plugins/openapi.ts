@@ -25,6 +25,7 @@ export const TAGS = [
   { name: 'mobile', description: 'The SMS Gate app\'s mobile API (phone token): what a paired Android phone calls.' },
   { name: 'sms-gate-client', description: 'SMS Gate\'s client API at /3rdparty/v1, for its libraries and integrations (docs/compatibility.md): Basic (user name or id : API key) or Bearer; errors are {message}.' },
   { name: 'health', description: 'Liveness and readiness.' },
+  { name: 'kannel', description: 'Kannel\'s sendsms, for clients written for Kannel (docs/compatibility.md); credentials in the request.' },
 ];
 
 export const SECURITY_SCHEMES = {
@@ -60,6 +61,7 @@ type Security = Record<string, string[]>[];
 export function securityFor(url: string): Security | undefined {
   if (/^\/(health|ready|metrics)$/.test(url) || url.startsWith('/docs') || url === '/3rdparty/v1/health') return [];
   if (url.startsWith('/3rdparty/v1')) return [{ basic: [] }, { bearer: [] }];
+  if (url.startsWith('/cgi-bin/')) return []; // Kannel: the user name and an API key are variables of the request
   if (url.startsWith('/api/v1/device/')) return [{ deviceToken: [] }];
   if (/^\/(api\/)?mobile\/v1\/inbound\//.test(url)) return [];
   if (/^\/(api\/)?mobile\/v1\/device$/.test(url)) return [{ phoneToken: [] }, {}]; // registering: a pairing code in the body, or its token

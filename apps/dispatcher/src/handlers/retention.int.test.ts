@@ -73,6 +73,28 @@ describe('retention', () => {
     expect(await api.db.message.count({ where: { userId } })).toBe(6);
   });
 
+  it('deletes a send\'s callback (Kannel\'s dlr-url) with the last of its messages, not before', async () => {
+    const { userId } = await createTestUser(api.db, { devices: 0 });
+    const callback = await api.db.messageCallback.create({ data: { id: newId(), userId, url: 'http://dlr.example/', format: 'kannel', events: ['delivered'] } });
+    const message = (ageDays: number) =>
+      api.db.message.create({
+        data: {
+          id: newId(), userId, callbackId: callback.id, to: uniquePhone(), body: 'dlr', segments: 1, encoding: 'GSM_7', state: 'delivered',
+          createdAt: new Date(Date.now() - 40 * DAY), updatedAt: new Date(Date.now() - ageDays * DAY),
+        },
+      });
+    await message(35);
+    const young = await message(5);
+    const sweep = () => applyRetention(api.sql, config({ MESSAGE_RETENTION_DAYS: '30' }), new Date());
+
+    await sweep();
+    expect(await api.db.messageCallback.count({ where: { id: callback.id } })).toBe(1);
+    await api.db.message.update({ where: { id: young.id }, data: { updatedAt: new Date(Date.now() - 31 * DAY) } });
+    await sweep();
+    expect(await api.db.message.count({ where: { userId } })).toBe(0);
+    expect(await api.db.messageCallback.count({ where: { id: callback.id } })).toBe(0);
+  });
+
   it('deletes a page at a time: no statement takes more than its limit', async () => {
     const { userId } = await createTestUser(api.db, { devices: 0 });
     const batchId = newId();

@@ -62,6 +62,9 @@ export function webhookTestbed(options: { listen?: boolean } = {}) {
 }
 
 export interface Received {
+  /** The request line: a callback's GET carries its report in the URL. */
+  method: string;
+  url: string;
   headers: IncomingHttpHeaders;
   body: string;
   /** When the request arrived, and when its connection closed (null while it is open). */
@@ -94,7 +97,7 @@ export async function startReceiver(answer: (n: number, request: Received) => An
   const server = createServer((req, res) => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    const entry: Received = { headers: req.headers, body: '', at: Date.now(), closedAt: null };
+    const entry: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: '', at: Date.now(), closedAt: null };
     res.once('close', () => {
       inFlight--;
       entry.closedAt = Date.now();
@@ -158,7 +161,12 @@ export async function sendingMessages(api: TestApi, user: TestUser, count = 1): 
   const recipients = Array.from({ length: count }, () => uniquePhone());
   const res = await send(api.app, user.apiKey, { recipients, body: 'webhook test' });
   expect(res.statusCode).toBe(200);
-  const ids = res.json().message_ids as string[];
+  return toSending(api, user, res.json().message_ids as string[]);
+}
+
+/** Brings stored messages to `sending` on the user's first device, without a phone. */
+export async function toSending(api: TestApi, user: TestUser, ids: string[]): Promise<string[]> {
+  const count = ids.length;
   const deviceId = user.devices[0]!.id;
   const now = new Date();
   expect(await assignMessages(api.sql, { assignments: ids.map((id) => ({ id, deviceId })), now })).toHaveLength(count);

@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import {
-  isDeviceEventType, nextAttemptDelayMs, webhookBody, webhookHeaders, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type DeviceRecord, type TestEventData, type TargetPolicy,
+  CALLBACK_RENDERERS, callbackEventOf, isDeviceEventType, nextAttemptDelayMs, webhookBody, webhookHeaders, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type DeviceRecord, type TestEventData, type TargetPolicy,
 } from '@smsgw/core';
 import {
   abandonDelivery, disableWebhook, loadDeliveryAttempt, messageFromSnapshot, receivedFromSnapshot, recordDeliveryAttempt,
   type DeliveryAttempt, type DeliveryRef, type Sql,
 } from '@smsgw/db/sql';
 import type { EndpointSlots } from './endpoint-slots.ts';
-import { postWebhook } from './post-webhook.ts';
+import { sendWebhookRequest, type PostResult } from './post-webhook.ts';
 
 export interface DeliverDeps {
   sql: Sql;
@@ -91,9 +91,48 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliverJob): Promis
   }
 }
 
-/** One attempt of one delivery: 2xx is success, 410 disables the endpoint, anything else is retried on the schedule. */
+/**
+ * The request of a delivery: the signed JSON POST of a webhook endpoint, or what the callback's
+ * renderer makes of the event (null: a callback event the renderer cannot state, which is not sent).
+ */
+function requestOf(delivery: DeliveryAttempt): { method: 'GET' | 'POST'; url: string; headers: Record<string, string>; body: string | null } | null {
+  const { callback } = delivery;
+  if (callback) {
+    const message = messageFromSnapshot(delivery.data);
+    const event = callbackEventOf(delivery.type, message);
+    if (!event) return null;
+    return CALLBACK_RENDERERS[callback.format](callback, { event, message, occurredAt: delivery.occurredAt });
+  }
+  const body = bodyOf(delivery);
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'smsgw-webhooks',
+    ...webhookHeaders(delivery.secrets, delivery.id, Math.floor(Date.now() / 1000), body),
+  };
+  return { method: 'POST', url: delivery.url, headers, body };
+}
+
+/** Sends a request to a URL that a renderer filled in: one that no longer parses fails like an unreachable endpoint. */
+async function send(deps: DeliverDeps, request: NonNullable<ReturnType<typeof requestOf>>): Promise<PostResult> {
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    return { statusCode: null, error: 'The callback URL is not a valid URL once filled in.', body: '' };
+  }
+  return sendWebhookRequest(request.method, url, request.headers, request.body, {
+    policy: deps.policy,
+    connectTimeoutMs: deps.config.WEBHOOK_CONNECT_TIMEOUT_MS,
+    timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+  });
+}
+
+/**
+ * One attempt of one delivery: 2xx is success, 410 disables the endpoint (a callback's ends
+ * there), anything else is retried on the schedule.
+ */
 async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOutcome> {
-  const { sql, config } = deps;
+  const { sql } = deps;
   const delivery = await loadDeliveryAttempt(sql, deliveryId, new Date());
   if (!delivery || delivery.state !== 'pending') return { outcome: 'skipped' };
   if (!delivery.enabled) {
@@ -101,17 +140,12 @@ async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOu
     return { outcome: 'disabled' };
   }
 
-  const body = bodyOf(delivery);
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'smsgw-webhooks',
-    ...webhookHeaders(delivery.secrets, delivery.id, Math.floor(Date.now() / 1000), body),
-  };
-  const result = await postWebhook(new URL(delivery.url), headers, body, {
-    policy: deps.policy,
-    connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-  });
+  const request = requestOf(delivery);
+  if (!request) {
+    await abandonDelivery(sql, delivery.id, 'Not sent: the callback has no report for this event.');
+    return { outcome: 'failed' };
+  }
+  const result = await send(deps, request);
 
   const at = new Date();
   const attempts = delivery.attempts + 1;
@@ -121,13 +155,16 @@ async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOu
     return { outcome: 'succeeded' };
   }
   if (statusCode === 410) {
-    const reason = `The endpoint answered 410 Gone at ${at.toISOString()}; smsgw stopped sending to it. Enable it again once it accepts events.`;
-    // The endpoint first: once its delivery shows the 410, no new event is written to it (and a
-    // crash in between leaves the delivery to the outbox, which abandons it as disabled).
-    await disableWebhook(sql, delivery.webhookId, reason, at);
+    // A webhook endpoint is disabled; a callback belongs to one send and just stops.
+    if (!delivery.callback) {
+      const reason = `The endpoint answered 410 Gone at ${at.toISOString()}; smsgw stopped sending to it. Enable it again once it accepts events.`;
+      // The endpoint first: once its delivery shows the 410, no new event is written to it (and a
+      // crash in between leaves the delivery to the outbox, which abandons it as disabled).
+      await disableWebhook(sql, delivery.webhookId, reason, at);
+      deps.log.info({ webhookId: delivery.webhookId }, 'webhook endpoint disabled: 410 Gone');
+    }
     await recordDeliveryAttempt(sql, delivery.id, { outcome: 'failed', statusCode, error: result.error, at, nextAttemptAt: null });
-    deps.log.info({ webhookId: delivery.webhookId }, 'webhook endpoint disabled: 410 Gone');
-    return { outcome: 'disabled' };
+    return { outcome: delivery.callback ? 'failed' : 'disabled' };
   }
   const delay = nextAttemptDelayMs(attempts, deps.retryDelays);
   if (delay === undefined) {

@@ -24,11 +24,19 @@ export interface PostResult {
 const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
 /**
- * POSTs one webhook: no redirects followed (Node's client never follows them), a time limit on
+ * POSTs one webhook (`sendWebhookRequest` with POST). */
+export function postWebhook(url: URL, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
+  return sendWebhookRequest('POST', url, headers, body, options);
+}
+
+/**
+ * Sends one webhook request (a POST, or a callback's GET without a body): no redirects followed (Node's client never follows them), a time limit on
  * connecting and one on the whole exchange, the response body read up to a small cap, and the
  * target's addresses checked against the policy on every new connection.
  */
-export async function postWebhook(url: URL, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
+export async function sendWebhookRequest(
+  method: 'GET' | 'POST', url: URL, headers: Record<string, string>, body: string | null, options: PostOptions,
+): Promise<PostResult> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // A literal address is connected to without a lookup, so it is checked here.
   if (isIP(host)) {
@@ -38,10 +46,10 @@ export async function postWebhook(url: URL, headers: Record<string, string>, bod
       return { statusCode: null, error: (error as Error).message, body: '' };
     }
   }
-  return send(url, headers, body, options);
+  return send(method, url, headers, body, options);
 }
 
-function send(url: URL, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
+function send(method: 'GET' | 'POST', url: URL, headers: Record<string, string>, body: string | null, options: PostOptions): Promise<PostResult> {
   const isHttps = url.protocol === 'https:';
   return new Promise((resolve) => {
     let settled = false;
@@ -54,10 +62,10 @@ function send(url: URL, headers: Record<string, string>, body: string, options: 
     const fail = (message: string) => finish({ statusCode: null, error: message, body: '' });
 
     const request = (isHttps ? https : http).request(url, {
-      method: 'POST',
+      method,
       agent: isHttps ? agents.https : agents.http,
       lookup: guardedLookup(options.policy),
-      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      headers: body === null ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
     });
     const whole = setTimeout(() => {
       fail(`No complete response within ${options.timeoutMs} ms.`);
@@ -102,6 +110,6 @@ function send(url: URL, headers: Record<string, string>, body: string, options: 
       response.on('end', done);
       response.on('error', () => done());
     });
-    request.end(body);
+    request.end(body ?? undefined);
   });
 }

@@ -946,6 +946,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cgi-bin/sendsms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Kannel sendsms: send a text to one or several numbers */
+        get: operations["getCgiBinSendsms"];
+        put?: never;
+        /** Kannel sendsms: send a text to one or several numbers (the text as the body, the rest in X-Kannel-* headers or the query) */
+        post: operations["postCgiBinSendsms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -8746,6 +8764,211 @@ export interface operations {
                         /** @enum {string} */
                         error?: "rate_limited";
                     };
+                };
+            };
+        };
+    };
+    getCgiBinSendsms: {
+        parameters: {
+            query?: {
+                /** @description The charset of `text`: UTF-8 by default, UTF-16BE with coding=2. */
+                charset?: string;
+                /** @description 0 (7 bits, default) or 2 (UCS-2); 1 (8-bit data) is refused. smsgw encodes each text itself. */
+                coding?: string;
+                /** @description Minutes to wait before sending. */
+                deferred?: string;
+                /** @description 1 delivered, 2 not delivered, 8 sent, 16 not sent (sum them); 4 is never reported. */
+                "dlr-mask"?: string;
+                /** @description URL called with GET for each delivery report that `dlr-mask` selects, its escape codes filled in. */
+                "dlr-url"?: string;
+                /** @description The sender as the client names it: reported as `%P` in DLRs; a phone sends from its own number. */
+                from?: string;
+                /** @description One of the user's API keys (alias `pass`). */
+                password?: string;
+                /** @description 0 to 3: accepted, not used. */
+                priority?: string;
+                /** @description The id of the smsgw device to send from (else the fleet's routing decides). */
+                smsc?: string;
+                /** @description The message (GET), in `charset`. */
+                text?: string;
+                /** @description One or several numbers separated by spaces (`+` in a query): `+4915…`, `004915…` or `4915…`. */
+                to?: string;
+                /** @description The smsgw user name (alias `user`). */
+                username?: string;
+                /** @description Minutes the message may wait for a device. */
+                validity?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `0: Accepted for delivery`, or `3: Queued for later delivery` when no device is available now (the messages wait for one). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A field Kannel would refuse, in its words (`Missing receiver number, rejected`, `Coding field misformed, rejected`, …). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The monthly quota is used up (`Monthly message quota exceeded, rejected`). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `Authorization failed for sendsms`, or `Not routable. Do not try again.` for an unknown `smsc`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A POST whose content type smsgw does not send (`Unsupported content-type, rejected`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `Temporal failure, try again later.` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    postCgiBinSendsms: {
+        parameters: {
+            query?: {
+                /** @description The charset of `text`: UTF-8 by default, UTF-16BE with coding=2. */
+                charset?: string;
+                /** @description 0 (7 bits, default) or 2 (UCS-2); 1 (8-bit data) is refused. smsgw encodes each text itself. */
+                coding?: string;
+                /** @description Minutes to wait before sending. */
+                deferred?: string;
+                /** @description 1 delivered, 2 not delivered, 8 sent, 16 not sent (sum them); 4 is never reported. */
+                "dlr-mask"?: string;
+                /** @description URL called with GET for each delivery report that `dlr-mask` selects, its escape codes filled in. */
+                "dlr-url"?: string;
+                /** @description The sender as the client names it: reported as `%P` in DLRs; a phone sends from its own number. */
+                from?: string;
+                /** @description One of the user's API keys (alias `pass`). */
+                password?: string;
+                /** @description 0 to 3: accepted, not used. */
+                priority?: string;
+                /** @description The id of the smsgw device to send from (else the fleet's routing decides). */
+                smsc?: string;
+                /** @description The message (GET), in `charset`. */
+                text?: string;
+                /** @description One or several numbers separated by spaces (`+` in a query): `+4915…`, `004915…` or `4915…`. */
+                to?: string;
+                /** @description The smsgw user name (alias `user`). */
+                username?: string;
+                /** @description Minutes the message may wait for a device. */
+                validity?: string;
+            };
+            header?: {
+                /** @description The `coding` variable. */
+                "x-kannel-coding"?: string;
+                /** @description The `deferred` variable. */
+                "x-kannel-deferred"?: string;
+                /** @description The `dlr-mask` variable. */
+                "x-kannel-dlr-mask"?: string;
+                /** @description The `dlr-url` variable. */
+                "x-kannel-dlr-url"?: string;
+                /** @description The `from` variable. */
+                "x-kannel-from"?: string;
+                /** @description The `password` variable. */
+                "x-kannel-password"?: string;
+                /** @description The `smsc` variable. */
+                "x-kannel-smsc"?: string;
+                /** @description The `to` variable. */
+                "x-kannel-to"?: string;
+                /** @description The `username` variable. */
+                "x-kannel-username"?: string;
+                /** @description The `validity` variable. */
+                "x-kannel-validity"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `0: Accepted for delivery`, or `3: Queued for later delivery` when no device is available now (the messages wait for one). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A field Kannel would refuse, in its words (`Missing receiver number, rejected`, `Coding field misformed, rejected`, …). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The monthly quota is used up (`Monthly message quota exceeded, rejected`). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `Authorization failed for sendsms`, or `Not routable. Do not try again.` for an unknown `smsc`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A POST whose content type smsgw does not send (`Unsupported content-type, rejected`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `Temporal failure, try again later.` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };

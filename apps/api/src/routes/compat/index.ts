@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ErrorDialect } from '../../plugins/errors.ts';
+import kannelRoutes, { KANNEL_PREFIX, kannelErrorBody } from './kannel/index.ts';
 import smsGateClientRoutes, { SMS_GATE_PREFIX, smsGateErrorBody } from './sms-gate/index.ts';
 
 /**
@@ -9,4 +10,5 @@ import smsGateClientRoutes, { SMS_GATE_PREFIX, smsGateErrorBody } from './sms-ga
  */
 export const COMPAT_APIS: (ErrorDialect & { routes: FastifyPluginAsync })[] = [
   { prefix: SMS_GATE_PREFIX, routes: smsGateClientRoutes, body: smsGateErrorBody },
+  { prefix: KANNEL_PREFIX, routes: kannelRoutes, body: kannelErrorBody },
 ];

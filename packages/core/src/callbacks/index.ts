@@ -1,0 +1,10 @@
+import type { CallbackFormat, CallbackRenderer } from './callback-event.ts';
+import { renderKannel } from './kannel.ts';
+
+export * from './callback-event.ts';
+export * from './kannel.ts';
+
+/** The one table of callback renderers: a format is added here and nowhere else. */
+export const CALLBACK_RENDERERS: Record<CallbackFormat, CallbackRenderer> = {
+  kannel: renderKannel,
+};
