@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { SendDeps } from '@smsgw/db';
 import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
+import { lenientValidatorCompiler } from '../../../plugins/validation.ts';
 import { answerOf, type KannelAnswer } from './answers.ts';
 import { sendsms } from './sendsms.ts';
 
@@ -24,7 +25,6 @@ const SendsmsQuery = Type.Object(
     deferred: param('Minutes to wait before sending.'),
     priority: param('0 to 3: accepted, not used.'),
   },
-  { additionalProperties: true },
 );
 
 const headerParam = (name: string) => Type.Optional(Type.String({ description: `The \`${name}\` variable.` }));
@@ -59,6 +59,8 @@ export const kannelErrorBody = (_status: number, body: { message: string }): str
  * answers in Kannel's status codes and one-line texts, never in smsgw's JSON.
  */
 const kannelRoutes: FastifyPluginAsync = async (app) => {
+  // Kannel ignores variables it does not know; the schemas only document (every variable is read raw).
+  app.setValidatorCompiler(lenientValidatorCompiler);
   // Kannel reads the POST body as bytes in the charset its Content-Type names.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
