@@ -85,6 +85,17 @@ describe('the console’s address book and settings', () => {
     await page.getByRole('heading', { name: 'Sent: 2 messages' }).waitFor();
   });
 
+  it('closes a group’s members when the group is deleted', async () => {
+    const { page } = h;
+    await open(h, 'Groups');
+    await page.getByRole('button', { name: 'Members of Customers' }).click();
+    const members = page.locator('section[aria-label="Members"]');
+    await expect.poll(() => members.locator('tbody tr').count()).toBe(2);
+    await page.getByRole('button', { name: 'Delete Customers' }).click();
+    await page.getByText('No groups.').waitFor();
+    await expect.poll(() => members.count()).toBe(0);
+  });
+
   it('adds a webhook endpoint (secret shown once), sends a test and shows it delivered in the log', async () => {
     const { page } = h;
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -108,6 +119,15 @@ describe('the console’s address book and settings', () => {
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await expect.poll(() => page.getByTestId('webhook-secret').textContent()).not.toBe(before);
     await h.screenshot('webhooks');
+  });
+
+  it('closes the delivery log of an endpoint that is deleted', async () => {
+    const { page } = h;
+    const log = page.locator('section[aria-labelledby="deliveries-title"]');
+    expect(await log.count()).toBe(1);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText('No endpoints.').waitFor();
+    await expect.poll(() => log.count()).toBe(0);
   });
 
   it('creates an API key shown once that signs in, and revokes it', async () => {

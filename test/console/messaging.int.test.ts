@@ -85,6 +85,55 @@ describe('the console, signed in with an API key', () => {
     await h.screenshot('messages');
   });
 
+  it('closes a message’s details when a filter leaves it out of the list, and keeps them while it stays', async () => {
+    const { page } = h;
+    // The list's rows (the details hold a table too).
+    const rows = page.locator('[role="tabpanel"] tbody tr', { has: page.locator('[data-message-id]') });
+    const detail = page.locator('.detail');
+    expect(await detail.count()).toBe(1);
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByText('No messages match.').waitFor();
+    await expect.poll(() => detail.count()).toBe(0);
+    // Listed again, it stays closed until asked for.
+    await page.getByLabel('Status').selectOption('delivered');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await detail.count()).toBe(0);
+    // Every filter does the same: the device filter keeps the message (and its details), the recipient filter drops it.
+    await page.getByRole('button', { name: 'Details', exact: true }).click();
+    await detail.waitFor();
+    const devices = page.waitForResponse((response) => response.url().includes('/api/v1/sms?') && response.url().includes('device_id='));
+    await page.getByLabel('Device').selectOption({ label: 'sim-phone' });
+    await devices;
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await detail.count()).toBe(1);
+    await page.getByLabel('Recipient').fill(numbers[0]!);
+    await page.getByLabel('Recipient').press('Enter');
+    await expect.poll(() => page.getByRole('cell', { name: numbers[0]!, exact: true }).count()).toBe(1);
+    await expect.poll(() => detail.count()).toBe(0);
+  });
+
+  it('keeps a message’s open details current when its status changes', async () => {
+    const { page } = h;
+    const headers = { 'x-api-key': h.apiKey, 'content-type': 'application/json' };
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString();
+    const sent = await fetch(`${h.cluster.baseUrl}/api/sms/send`, { method: 'POST', headers, body: JSON.stringify({ recipients: [numbers[2]], body: 'Later', send_at: sendAt }) });
+    const id = ((await sent.json()) as { message_ids: string[] }).message_ids[0]!;
+    await page.getByLabel('Recipient').fill(numbers[2]!);
+    await page.getByLabel('Recipient').press('Enter');
+    await page.getByLabel('Device').selectOption('');
+    await page.getByLabel('Status').selectOption('queued');
+    await page.locator(`[data-message-id="${id}"]`).waitFor();
+    await page.getByRole('button', { name: 'Details', exact: true }).click();
+    const status = page.locator('.detail dd .status');
+    await expect.poll(() => status.textContent()).toBe('queued');
+    const cancelled = await fetch(`${h.cluster.baseUrl}/api/v1/sms/${id}/cancel`, { method: 'POST', headers: { 'x-api-key': h.apiKey } });
+    expect(cancelled.status).toBe(200);
+    // The live event updates the row, and the details read the message again.
+    await expect.poll(() => page.locator(`[data-message-id="${id}"]`).textContent()).toBe('cancelled');
+    await expect.poll(() => status.textContent()).toBe('cancelled');
+    expect(await page.locator('.detail tbody tr .status').allTextContents()).toContain('cancelled');
+  });
+
   it('shows a received SMS in its own tab as it arrives', async () => {
     const { page } = h;
     await page.getByRole('tab', { name: 'Received' }).click();

@@ -42,12 +42,13 @@ const ENV = {
   WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 const SIM_ENV = { SIM_SEND_MS: '2', SIM_DELIVER_MS: '20', SIM_POLL_SECONDS: '1', SIM_RECONNECT_MS: '500', SIM_RETRY_MS: '500' };
+const QUARANTINE_AFTER = 3;
 
 interface Arrival {
   type: string;
   at: number;
   verified: boolean;
-  data: { id: string; name: string; health: { status: string } };
+  data: { id: string; name: string; health: { status: string; reasons: string[] } };
 }
 
 async function startReceiver(secret: string): Promise<{ url: string; arrivals: Arrival[] }> {
@@ -70,14 +71,14 @@ async function startReceiver(secret: string): Promise<{ url: string; arrivals: A
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrivals };
 }
 
-async function setUp() {
+async function setUp(env: Record<string, string> = {}) {
   database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
   db = createDb({ url: database.url, poolSize: 2 });
   const user = await createUser(db, { name: 'health', monthlyQuota: 1000 });
   const { key } = await createApiKey(db, { userId: user.id, name: 'health' });
   logDir = await mkdtemp(join(tmpdir(), 'smsgw-health-'));
   cluster = await startCluster({
-    databaseUrl: database.url, queuePrefix: `smsgw-health-${randomBytes(4).toString('hex')}`, dispatchers: 2, logDir, env: ENV, simEnv: SIM_ENV,
+    databaseUrl: database.url, queuePrefix: `smsgw-health-${randomBytes(4).toString('hex')}`, dispatchers: 2, logDir, env: { ...ENV, ...env }, simEnv: SIM_ENV,
   });
   return { user, client: new SmsgwClient(cluster.baseUrl, key) };
 }
@@ -150,4 +151,33 @@ describe('device health through the real processes', () => {
     const written = await db!.webhookDelivery.findMany({ where: { userId: user.id }, select: { type: true }, orderBy: { occurredAt: 'asc' } });
     expect(written.map((d) => d.type)).toEqual(['device.offline', 'device.online']);
   }, 180_000);
+
+  it('announces device.degraded with the reason quarantined within 10 s of the third retryable failure in a row, though the device was online a moment before', async () => {
+    const { user, client } = await setUp({ QUARANTINE_AFTER_FAILURES: String(QUARANTINE_AFTER) });
+    const secret = generateWebhookSecret();
+    const receiver = await startReceiver(secret);
+    await db!.webhook.create({ data: { id: newId(), userId: user.id, url: receiver.url, events: ['device.online', 'device.degraded'], secret } });
+    const { device, token } = await createDevice(db!, { userId: user.id, name: 'no-service' });
+    await cluster!.startSim('no-service', { protocol: 'native', tokens: [token] }, 1, { SIM_RETRYABLE_FAILURE_RATE: '1' });
+    // Online, and announced as such (its first status, without an event): the 5-minute dwell has just begun.
+    await vi.waitFor(async () => expect((await db!.device.findUniqueOrThrow({ where: { id: device.id } })).healthStatus).toBe('online'), {
+      timeout: 20_000, interval: 100,
+    });
+
+    const recipients = Array.from({ length: QUARANTINE_AFTER }, (_, i) => `+1555300000${i}`);
+    await client.send({ recipients, body: 'never leaves the phone' });
+    const quarantinedAt = await vi.waitFor(async () => {
+      const row = await db!.device.findUniqueOrThrow({ where: { id: device.id } });
+      expect(row.pauseReason).toBe('quarantined');
+      return Date.now();
+    }, { timeout: 20_000, interval: 50 });
+
+    await vi.waitFor(() => expect(receiver.arrivals.map((a) => a.type)).toContain('device.degraded'), { timeout: 10_000, interval: 50 });
+    const degraded = receiver.arrivals.find((a) => a.type === 'device.degraded')!;
+    expect(degraded.at - quarantinedAt).toBeLessThanOrEqual(10_000);
+    expect(degraded).toMatchObject({
+      verified: true, data: { id: device.id, health: { status: 'degraded', reasons: expect.arrayContaining(['quarantined']) } },
+    });
+    expect(await healthOf(client, 'no-service')).toMatchObject({ status: 'degraded', reasons: expect.arrayContaining(['quarantined']) });
+  }, 120_000);
 });

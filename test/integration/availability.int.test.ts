@@ -6,9 +6,10 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { availabilityWindows, isDeviceAvailable } from '@smsgw/core';
+import { availabilityWindows, isDeviceAvailable, type DeviceLiveness } from '@smsgw/core';
 import { availableDevices, createDevice } from '@smsgw/db';
 import { DeviceClient } from '@smsgw/client';
+import { buildApp } from '@smsgw/api';
 import { call, createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 
 let api: TestApi;
@@ -34,10 +35,12 @@ describe('the availability rule', () => {
   it('is the same in packages/core and in the SQL the dispatcher and the send use', async () => {
     const { userId } = await createTestUser(api.db, { devices: 0 });
     const window = api.config.DEVICE_AVAILABLE_SECONDS;
-    const cases: { enabled: boolean; lastSeenAt: Date | null; streamSeenAt: Date | null }[] = [];
+    const cases: DeviceLiveness[] = [];
     for (const enabled of [true, false])
       for (const lastSeenAt of [null, ago(1), ago(window - 10), ago(window + 10)])
-        for (const streamSeenAt of [null, ago(1), ago(5), ago(window - 10), ago(window + 10)]) cases.push({ enabled, lastSeenAt, streamSeenAt });
+        for (const streamSeenAt of [null, ago(1), ago(5), ago(window - 10), ago(window + 10)])
+          // Never closed, closed within the grace, closed past it, and a close older than the last refresh.
+          for (const streamClosedAt of [null, ago(0.5), ago(1.5), ago(3), ago(window + 20)]) cases.push({ enabled, lastSeenAt, streamSeenAt, streamClosedAt });
     const ids: string[] = [];
     for (const [i, c] of cases.entries()) {
       const { device } = await createDevice(api.db, { userId, name: `case-${i}` });
@@ -94,6 +97,38 @@ describe('a device is available only when connected', () => {
     expect(Date.now() - closedAt).toBeGreaterThanOrEqual(1000);
     const refused = await send(api.app, apiKey, { recipients: [phone()], body: 'gone' });
     expect(refused.json()).toMatchObject({ error: 'no_devices' });
+  });
+
+  it('keeps a device whose stream closed on one API process while it holds another on a second one', async () => {
+    // A second API process on the same database and queue prefix.
+    const other = await buildApp({ config: api.config, logger: false });
+    await other.listen({ port: 0, host: '127.0.0.1' });
+    const otherUrl = `http://127.0.0.1:${(other.server.address() as AddressInfo).port}`;
+    const here = new AbortController();
+    const there = new AbortController();
+    streams.push(here, there);
+    try {
+      const { apiKey } = await createTestUser(api.db, { devices: 0 });
+      const { id, token } = (await call(api.app, apiKey, 'POST', '/api/v1/devices', { name: 'two processes' })).json();
+      const record = async () => (await call(api.app, apiKey, 'GET', `/api/v1/devices/${id}`)).json();
+      const woken: string[] = [];
+      const hereStream = new DeviceClient(baseUrl, token).events(() => woken.push('here'), here.signal);
+      void new DeviceClient(otherUrl, token).events(() => woken.push('there'), there.signal);
+      await vi.waitFor(() => expect(woken).toEqual(expect.arrayContaining(['here', 'there'])));
+
+      here.abort();
+      await hereStream;
+      await vi.waitFor(async () => expect((await api.db.device.findUniqueOrThrow({ where: { id } })).streamClosedAt).not.toBeNull());
+      // Several times keepalive + grace (1 s + 1 s): the other process's keepalives undo the close.
+      const until = Date.now() + 5000;
+      while (Date.now() < until) {
+        expect(await record()).toMatchObject({ available: true, connection: 'stream' });
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } finally {
+      there.abort();
+      await other.close();
+    }
   });
 
   it('judges a device that holds no stream by its last request (DEVICE_AVAILABLE_SECONDS)', async () => {

@@ -11,9 +11,10 @@ export interface Queues {
   webhooks: WebhooksQueue;
 }
 
-/** A warning on stderr, one JSON line (stdout carries only the command's result). */
-export function warn(warning: string, error: unknown, context: object = {}): void {
-  console.error(JSON.stringify({ warning, ...context, error: error instanceof Error ? error.message : String(error) }));
+/** Where a run writes: the process's streams, or a test's buffers. */
+export interface CliOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
 }
 
 /**
@@ -26,7 +27,15 @@ export class CliContext {
   private openSql: Sql | undefined;
   private openQueues: Queues | undefined;
 
-  constructor(readonly config: CliConfig) {}
+  constructor(
+    readonly config: CliConfig,
+    private readonly output: CliOutput,
+  ) {}
+
+  /** A warning on stderr, one JSON line (stdout carries only the command's result). */
+  warn(warning: string, error: unknown, context: object = {}): void {
+    this.output.stderr(`${JSON.stringify({ warning, ...context, error: error instanceof Error ? error.message : String(error) })}\n`);
+  }
 
   get db(): Db {
     this.openDb ??= createDb({ url: this.config.DATABASE_URL, poolSize: 2 });
@@ -35,7 +44,7 @@ export class CliContext {
 
   /** The node-postgres pool of the raw statements (a send's device check). */
   get sql(): Sql {
-    this.openSql ??= createSql({ url: this.config.DATABASE_URL, poolSize: 1, onIdleError: (error) => warn('idle Postgres connection failed', error) });
+    this.openSql ??= createSql({ url: this.config.DATABASE_URL, poolSize: 1, onIdleError: (error) => this.warn('idle Postgres connection failed', error) });
     return this.openSql;
   }
 

@@ -14,7 +14,7 @@ afterAll(async () => {
 const smsgw = (...args: string[]) => cli.smsgw(...args);
 const smsgwWith = (env: Record<string, string>, ...args: string[]) => cli.smsgwWith(env, ...args);
 
-/** A user made directly in the database (each CLI run costs a process start). */
+/** A user made directly in the database. */
 async function dbUser(): Promise<string> {
   return (await createUser(cli.db, { name: uniqueName('user'), monthlyQuota: null })).id;
 }

@@ -1,81 +1,8 @@
-import { parseArgs } from 'node:util';
-import { CliConfigSchema, loadConfig } from '@smsgw/config';
-import { flagsOf, type Command } from './command.ts';
-import { COMMANDS } from './commands/index.ts';
-import { CliContext } from './context.ts';
-import { EXIT_CODES, toCliError, usageError } from './errors.ts';
-import type { Flags } from './flags.ts';
+import { runSmsgw } from './run.ts';
 
-// `./pnpmw smsgw <command>`: operator commands (the bin of this package: pnpm prints no banner before a bin). stdout carries exactly one JSON document, the
-// result; a failure is one JSON line {error, message} on stderr and an exit code of its kind.
-
-const FLAGS = [...new Set(Object.values(COMMANDS).flatMap(flagsOf))];
-
-const HELP = [
-  'usage: ./pnpmw smsgw <command> [--flag value …]',
-  '',
-  'commands:',
-  ...Object.values(COMMANDS).map((command) => `  ${command.usage}`),
-  '',
-  'USER is a user id or a user name. Each command prints one JSON document on stdout;',
-  'lists print {"data": [...]} as the API does. A failure prints {"error", "message"} on stderr.',
-  '',
-  'exit codes:',
-  '  0  done',
-  ...Object.values(EXIT_CODES).map(({ exit, meaning }) => `  ${exit}  ${meaning}`),
-].join('\n');
-
-function fail(error: unknown): void {
-  const failure = toCliError(error);
-  console.error(JSON.stringify({ error: failure.code, message: failure.message }));
-  process.exitCode = EXIT_CODES[failure.kind].exit;
-}
-
-/** The command and its flags, or a usage error. */
-function commandLine(): { command: Command; name: string; flags: Flags } | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      strict: true,
-      options: { ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (error) {
-    // An unknown option, or a value that looks like one (`--quota -5`).
-    throw usageError((error as Error).message);
-  }
-  const { positionals, values } = parsed;
-  const name = positionals.join(' ');
-  const command = COMMANDS[name];
-  if (values.help) return 'help';
-  if (!command) {
-    throw usageError(
-      positionals.length === 0 ? 'no command given; smsgw --help lists them' : `unknown command '${name}'; smsgw --help lists the commands`,
-    );
-  }
-  const { help: _help, ...flags } = values as Flags & { help?: boolean };
-  const accepted = flagsOf(command);
-  const stray = Object.keys(flags).find((flag) => !accepted.includes(flag));
-  if (stray !== undefined) throw usageError(`${name} takes no --${stray}; usage: ${command.usage}`);
-  return { command, name, flags };
-}
-
-async function main(): Promise<void> {
-  let context: CliContext | undefined;
-  try {
-    const line = commandLine();
-    if (line === 'help') {
-      console.error(HELP);
-      return;
-    }
-    context = new CliContext(loadConfig(CliConfigSchema));
-    const result = await line.command.run(context, line.flags);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-  } catch (error) {
-    fail(error);
-  } finally {
-    await context?.close().catch(() => undefined);
-  }
-}
-
-await main();
+// `./pnpmw smsgw <command>`: operator commands (the bin of this package: pnpm prints no banner before
+// a bin). The whole run is run.ts; this passes it the process's arguments, environment and streams.
+process.exitCode = await runSmsgw(process.argv.slice(2), process.env, {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+});

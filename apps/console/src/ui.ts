@@ -88,6 +88,19 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   return { ...state, reload };
 }
 
+/**
+ * Which row of a list has its panel open (details, members, deliveries). The panel shows a row only
+ * while the list shows it: when the list is read again (a filter, a page, a deletion, a reconnect)
+ * without that row, the panel closes, and it stays closed if the row comes back.
+ */
+export function useOpenRow(rows: readonly { id: string }[] | undefined) {
+  const [open, setOpen] = useState<string | null>(null);
+  useEffect(() => {
+    if (open !== null && rows && !rows.some((row) => row.id === open)) setOpen(null);
+  }, [rows]);
+  return [open, setOpen] as const;
+}
+
 /** Runs an action, keeping its error for display; returns whether it succeeded. */
 export function useAction() {
   const [busy, setBusy] = useState(false);

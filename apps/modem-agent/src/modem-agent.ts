@@ -55,7 +55,7 @@ export function startModemAgent(config: ModemAgentConfig, log: Logger): ModemAge
       void outbox?.kick();
     },
   });
-  outbox = new Outbox(client, modem, state, log);
+  outbox = new Outbox(client, modem, state, log, config.MODEM_RETRY_MAX_MS);
   inbox = new Inbox(client, modem, log, (reference, status) => outbox?.onStatusReport(reference, status));
   modem.start();
 
@@ -106,9 +106,8 @@ export function startModemAgent(config: ModemAgentConfig, log: Logger): ModemAge
       clearInterval(poller);
       await streaming;
       await modem.stop();
-      await outbox.idle();
       // The last reports, once: a report that does not get through is sent again after the restart.
-      await outbox.flushReports();
+      await outbox.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { ClaimedMessage, DeviceClient, Report } from '@smsgw/client';
 import { AtError } from './at-channel.ts';
 import { isModemUnavailable, ModemUnavailableError, type Modem } from './modem.ts';
 import { buildSubmitParts } from './pdu-codec.ts';
+import { ReportQueue } from './report-queue.ts';
 import { describeStatus } from './sms-errors.ts';
 import type { Submission, SubmissionState } from './submission-state.ts';
 
@@ -11,11 +12,12 @@ const CLAIM_LIMIT = 20;
 /**
  * Sending: claims the device's messages, acknowledges them (`sending`) after writing them down as
  * held, submits each part once, reports `sent` when every part was accepted, and `delivered` or
- * `failed` from the status reports. Reports are idempotent, so a report that did not reach smsgw is
+ * `failed` from the status reports. Every report leaves at once (ReportQueue), also a status report
+ * that comes while the agent is idle. Reports are idempotent, so a report that did not reach smsgw is
  * sent again; an entry leaves the state file once smsgw accepted its final report.
  */
 export class Outbox {
-  private reports: Report[] = [];
+  private readonly reports: ReportQueue;
   private work: Promise<void> | undefined;
   private again = false;
 
@@ -24,7 +26,14 @@ export class Outbox {
     private readonly modem: Modem,
     private readonly state: SubmissionState,
     private readonly log: Logger,
+    retryMaxMs: number,
   ) {
+    this.reports = new ReportQueue({
+      send: (batch) => client.report(batch),
+      onAccepted: (batch) => state.remove(batch.filter((r) => r.status === 'delivered' || r.status === 'failed').map((r) => r.id)),
+      log,
+      retryMaxMs,
+    });
     // After a restart: what was interrupted mid-submission fails (never sent twice); the rest is reported again.
     for (const entry of state.all()) {
       if (entry.phase === 'submitting') this.finish(entry, 'failed', 'The modem agent stopped while submitting this message; it may or may not have been sent and is not sent again.');
@@ -73,23 +82,15 @@ export class Outbox {
     }
   }
 
-  /** Sends the queued reports; entries whose final report smsgw accepted leave the state file. */
-  async flushReports(): Promise<void> {
-    if (this.reports.length === 0) return;
-    const batch = this.reports.slice(0, 500);
-    try {
-      const result = await this.client.report(batch);
-      if (result.rejected.length > 0) this.log.warn({ rejected: result.rejected }, 'reports rejected');
-    } catch (error) {
-      this.log.warn({ reason: (error as Error).message }, 'reports not accepted; trying again later');
-      return;
-    }
-    this.reports = this.reports.filter((report) => !batch.includes(report));
-    this.state.remove(batch.filter((r) => r.status === 'delivered' || r.status === 'failed').map((r) => r.id));
+  /** Sends the queued reports once more and no more after that: what does not get through is reported again after a restart. */
+  async close(): Promise<void> {
+    await this.idle();
+    this.reports.close();
+    await this.reports.flush();
   }
 
   private async round(): Promise<void> {
-    await this.flushReports();
+    await this.reports.flush();
     await this.submitHeld();
     for (;;) {
       if (!this.modem.ready) return;
@@ -97,7 +98,7 @@ export class Outbox {
       const fresh = offered.filter((m) => !this.state.get(m.id) && this.ownSim(m));
       // An offer of a message it holds means smsgw missed its report: say it again.
       for (const m of offered) if (this.state.get(m.id)) this.reportAgain(this.state.get(m.id)!);
-      if (fresh.length === 0) return await this.flushReports();
+      if (fresh.length === 0) return await this.reports.flush();
       await this.take(fresh);
       await this.submitHeld();
     }
@@ -114,7 +115,7 @@ export class Outbox {
   private async take(messages: ClaimedMessage[]): Promise<void> {
     this.state.hold(messages);
     for (const m of messages) this.queueReport(m.id, 'sending');
-    await this.flushReports();
+    await this.reports.flush();
     this.log.info({ count: messages.length }, 'messages taken');
   }
 
@@ -127,7 +128,7 @@ export class Outbox {
       }
       await this.submit(entry);
     }
-    await this.flushReports();
+    await this.reports.flush();
   }
 
   private async submit(entry: Submission): Promise<void> {
@@ -180,8 +181,7 @@ export class Outbox {
   }
 
   private queueReport(id: string, status: Report['status'], error?: string, retryable = false): void {
-    if (this.reports.some((r) => r.id === id && r.status === status)) return;
-    this.reports.push({ id, status, at: new Date().toISOString(), ...(error && { error }), ...(retryable && { retryable }) });
+    this.reports.add({ id, status, at: new Date().toISOString(), ...(error && { error }), ...(retryable && { retryable }) });
   }
 }
 

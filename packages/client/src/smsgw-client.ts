@@ -61,6 +61,16 @@ export interface DeviceRecord {
   app_version: string | null;
   sim_cards: unknown[] | null;
   warnings: string[];
+  /** docs/devices.md, "Health". */
+  health: {
+    status: 'online' | 'degraded' | 'offline';
+    reasons: string[];
+    last_seen_at: string | null;
+    connection: 'stream' | 'poll' | null;
+    app_version: string | null;
+    battery: { level: number | null; charging: boolean | null } | null;
+    signal: { dbm: number | null; network: string | null } | null;
+  };
   created_at: string;
   updated_at: string;
 }

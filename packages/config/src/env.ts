@@ -69,7 +69,11 @@ export const DeviceEnv = Type.Object({
     description: 'A device that holds no event stream is available when it made a request within this many seconds (SMS Gate phones without "SSE only" poll every 15 minutes).',
   }),
   DEVICE_HEARTBEAT_SECONDS: Integer({ default: 15, maximum: 300, description: 'Seconds between keepalives on a device event stream; the stream refreshes the device\'s availability as often.' }),
-  DEVICE_STREAM_GRACE_SECONDS: Integer({ default: 30, maximum: 3600, description: 'A device stays available this long after its event stream closed.' }),
+  DEVICE_STREAM_GRACE_SECONDS: Integer({
+    default: 30,
+    maximum: 3600,
+    description: 'A device stays available this long after its event stream closed (at least DEVICE_HEARTBEAT_SECONDS, so that a stream it holds on another API process refreshes it in time).',
+  }),
   SENDING_LEASE_SECONDS: Integer({
     default: 3600,
     description: 'A message handed to a device must be sent within this time from the first offer (the phone gets it as validUntil); past it, and the clock skew, it fails unless reported sent. It is never re-sent.',

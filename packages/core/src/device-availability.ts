@@ -7,13 +7,17 @@ export interface DeviceLiveness {
   enabled: boolean;
   /** The last device request; registration does not count. */
   lastSeenAt: Date | null;
-  /** Refreshed while the device holds an event stream, and set when the stream closes. */
+  /** Refreshed while the device holds an event stream: when it opens and on every keepalive. */
   streamSeenAt: Date | null;
+  /** When its last stream closed (or was found dead); closed while not older than `streamSeenAt`. */
+  streamClosedAt: Date | null;
 }
 
 export interface AvailabilityWindows {
-  /** A stream seen since then is held now, or closed less than the grace ago. */
+  /** A held stream (no close since) seen since then is held now: an API that crashed sends no close. */
   streamSince: Date;
+  /** A stream that closed since then is within the grace. */
+  closedSince: Date;
   /** A device that held no stream since then is judged by its last request since then. */
   requestSince: Date;
 }
@@ -25,8 +29,22 @@ export function availabilityWindows(
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   return {
     streamSince: ago(config.DEVICE_HEARTBEAT_SECONDS + config.DEVICE_STREAM_GRACE_SECONDS),
+    // A close on one API process is undone by the next keepalive of a stream the device holds on
+    // another: the grace must last that long, or such a device would drop out in between.
+    closedSince: ago(Math.max(config.DEVICE_STREAM_GRACE_SECONDS, config.DEVICE_HEARTBEAT_SECONDS)),
     requestSince: ago(config.DEVICE_AVAILABLE_SECONDS),
   };
+}
+
+/** The stream's last close is not older than its last refresh: no stream is held since. */
+export function isStreamClosed(device: Pick<DeviceLiveness, 'streamSeenAt' | 'streamClosedAt'>): boolean {
+  return device.streamClosedAt !== null && device.streamSeenAt !== null && device.streamClosedAt >= device.streamSeenAt;
+}
+
+/** It holds a stream (refreshed within keepalive + grace), or its stream closed within the grace. */
+function streamCounts(device: DeviceLiveness, windows: AvailabilityWindows): boolean {
+  if (device.streamSeenAt === null) return false;
+  return isStreamClosed(device) ? device.streamClosedAt! >= windows.closedSince : device.streamSeenAt >= windows.streamSince;
 }
 
 /**
@@ -36,8 +54,8 @@ export function availabilityWindows(
  */
 export function isDeviceAvailable(device: DeviceLiveness, windows: AvailabilityWindows): boolean {
   if (!device.enabled) return false;
+  if (streamCounts(device, windows)) return true;
   const { streamSeenAt, lastSeenAt } = device;
-  if (streamSeenAt && streamSeenAt >= windows.streamSince) return true;
   const streamedLately = streamSeenAt !== null && streamSeenAt >= windows.requestSince;
   return !streamedLately && lastSeenAt !== null && lastSeenAt >= windows.requestSince;
 }
@@ -56,7 +74,7 @@ export interface DeviceConnection {
 
 /** What the device record (API, CLI, console) says of a device's connection. */
 export function deviceConnection(device: DeviceLiveness & { pushToken: boolean }, windows: AvailabilityWindows): DeviceConnection {
-  const streaming = device.streamSeenAt !== null && device.streamSeenAt >= windows.streamSince;
+  const streaming = streamCounts(device, windows);
   const connected = isDeviceAvailable({ ...device, enabled: true }, windows);
   return {
     available: device.enabled && connected,
@@ -83,4 +101,32 @@ export function offerValidUntil(
       message.validUntil?.getTime() ?? Infinity,
     ),
   );
+}
+
+/**
+ * A stream into a phone that left coverage stays open on the API's side: no FIN arrives and its
+ * keepalives are accepted by the kernel for many minutes. A device that reports its health
+ * (native heartbeat, SMS Gate `system:ping`) shows it is alive; once it reported lately and then
+ * falls silent for this long, its stream is taken as dead. The limit leaves the grace and one
+ * keepalive before `DEVICE_OFFLINE_AFTER_SECONDS`, so the device is unavailable within that, and
+ * is at least half of it: the app pings every half, and one ping that is on time never cuts.
+ */
+export function streamSilenceLimitMs(
+  config: { DEVICE_OFFLINE_AFTER_SECONDS: number; DEVICE_STREAM_GRACE_SECONDS: number },
+  keepaliveMs: number,
+): number {
+  const offlineMs = config.DEVICE_OFFLINE_AFTER_SECONDS * 1000;
+  return Math.max(offlineMs - config.DEVICE_STREAM_GRACE_SECONDS * 1000 - keepaliveMs, offlineMs / 2);
+}
+
+/**
+ * Whether a stream opened at `openedAt` is dead by the silence of its device: the device reported
+ * within the limit before the stream opened or since (a device that never reports, or stopped long
+ * ago, is not judged so), and nothing came for the limit since its last report or the opening,
+ * whichever is later.
+ */
+export function isStreamSilent(stream: { openedAt: Date; reportedAt: Date | null }, now: Date, limitMs: number): boolean {
+  const { openedAt, reportedAt } = stream;
+  if (reportedAt === null || reportedAt.getTime() < openedAt.getTime() - limitMs) return false;
+  return now.getTime() - Math.max(reportedAt.getTime(), openedAt.getTime()) >= limitMs;
 }

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { announcedHealth, cregToNetwork, csqToDbm, deviceHealth, healthContext, pingIntervalSeconds, type DeviceHealth, type HealthFields } from './device-health.ts';
+import { announcedHealth, cregToNetwork, csqToDbm, deviceHealth, healthContext, networkState, pingIntervalSeconds, type DeviceHealth, type HealthFields } from './device-health.ts';
 import { isDeviceAvailable, type AvailabilityWindows } from './device-availability.ts';
 
 const NOW = new Date('2026-03-01T10:00:00.000Z');
 const ago = (seconds: number) => new Date(NOW.getTime() - seconds * 1000);
-const WINDOWS: AvailabilityWindows = { streamSince: ago(45), requestSince: ago(1200) };
+const WINDOWS: AvailabilityWindows = { streamSince: ago(45), closedSince: ago(30), requestSince: ago(1200) };
 
 function device(overrides: Partial<HealthFields> = {}): HealthFields {
   return {
-    enabled: true, lastSeenAt: ago(5), streamSeenAt: ago(5), pushToken: false, appVersion: null, failuresInARow: 0,
+    enabled: true, lastSeenAt: ago(5), streamSeenAt: ago(5), streamClosedAt: null, pushToken: false, appVersion: null, failuresInARow: 0,
     batteryLevel: null, batteryCharging: null, signalDbm: null, network: null, ...overrides,
   };
 }
@@ -57,26 +57,51 @@ describe('deviceHealth', () => {
 
 describe('announcedHealth', () => {
   const OPTIONS = { now: NOW, offlineAfterMs: 120_000, dwellMs: 300_000 };
-  const health = (status: DeviceHealth['status'], seenSecondsAgo: number): DeviceHealth => ({
-    status, reasons: [], last_seen_at: ago(seenSecondsAgo).toISOString(), connection: null, app_version: null, battery: null, signal: null,
+  const health = (status: DeviceHealth['status'], seenSecondsAgo: number, reasons: DeviceHealth['reasons'] = []): DeviceHealth => ({
+    status, reasons, last_seen_at: ago(seenSecondsAgo).toISOString(), connection: null, app_version: null, battery: null, signal: null,
   });
+  const was = (status: DeviceHealth['status'] | null, changedSecondsAgo: number | null, reasons: string[] = []) => ({
+    status, reasons, changedAt: changedSecondsAgo === null ? null : ago(changedSecondsAgo),
+  });
+  const status = (announcement: ReturnType<typeof announcedHealth>) => announcement && (announcement.event ? announcement.status : `${announcement.status}, no event`);
 
   it('announces offline only after the offline timer, however soon the availability lapses', () => {
-    expect(announcedHealth(health('offline', 119), { status: 'online', changedAt: ago(3600) }, OPTIONS)).toBeUndefined();
-    expect(announcedHealth(health('offline', 120), { status: 'online', changedAt: ago(3600) }, OPTIONS)).toBe('offline');
-    expect(announcedHealth(health('offline', 120), { status: 'offline', changedAt: ago(3600) }, OPTIONS)).toBeUndefined();
+    expect(announcedHealth(health('offline', 119), was('online', 3600), OPTIONS)).toBeUndefined();
+    expect(announcedHealth(health('offline', 120, ['not_connected']), was('online', 3600), OPTIONS)).toEqual({ status: 'offline', reasons: ['not_connected'], event: true });
+    expect(announcedHealth(health('offline', 120, ['not_connected']), was('offline', 3600, ['not_connected']), OPTIONS)).toBeUndefined();
   });
 
   it('announces the return from offline at once, and online-degraded changes at most once per dwell', () => {
-    expect(announcedHealth(health('online', 1), { status: 'offline', changedAt: ago(1) }, OPTIONS)).toBe('online');
-    expect(announcedHealth(health('degraded', 1), { status: 'online', changedAt: ago(299) }, OPTIONS)).toBeUndefined();
-    expect(announcedHealth(health('degraded', 1), { status: 'online', changedAt: ago(300) }, OPTIONS)).toBe('degraded');
-    expect(announcedHealth(health('offline', 200), { status: 'degraded', changedAt: ago(10) }, OPTIONS)).toBe('offline');
+    expect(status(announcedHealth(health('online', 1), was('offline', 1), OPTIONS))).toBe('online');
+    expect(announcedHealth(health('degraded', 1, ['low_battery']), was('online', 299), OPTIONS)).toBeUndefined();
+    expect(status(announcedHealth(health('degraded', 1, ['low_battery']), was('online', 300), OPTIONS))).toBe('degraded');
+    expect(status(announcedHealth(health('offline', 200), was('degraded', 10), OPTIONS))).toBe('offline');
   });
 
-  it('gives a device its first status whatever the dwell', () => {
-    expect(announcedHealth(health('online', 1), { status: null, changedAt: null }, OPTIONS)).toBe('online');
-    expect(announcedHealth(health('offline', 60), { status: null, changedAt: null }, OPTIONS)).toBe('offline');
+  it('records a device’s first status without an event, whatever the dwell', () => {
+    expect(status(announcedHealth(health('online', 1), was(null, null), OPTIONS))).toBe('online, no event');
+    expect(status(announcedHealth(health('offline', 60), was(null, null), OPTIONS))).toBe('offline, no event');
+    expect(status(announcedHealth(health('degraded', 1, ['low_battery']), was(null, null), OPTIONS))).toBe('degraded, no event');
+  });
+
+  it.each(['quarantined', 'limit_exceeded'] as const)('announces %s at once: within the dwell, on a device degraded already, and on its first judgement', (pause) => {
+    expect(announcedHealth(health('degraded', 1, ['send_failures', pause]), was('online', 1), OPTIONS)).toEqual({
+      status: 'degraded', reasons: ['send_failures', pause], event: true,
+    });
+    expect(status(announcedHealth(health('degraded', 1, ['polling_only', pause]), was('degraded', 1, ['polling_only']), OPTIONS))).toBe('degraded');
+    expect(status(announcedHealth(health('degraded', 1, [pause]), was(null, null), OPTIONS))).toBe('degraded');
+    // Once announced, the same pause is not news again, and its end waits out the dwell as any return to online.
+    expect(announcedHealth(health('degraded', 1, [pause]), was('degraded', 1, [pause]), OPTIONS)).toBeUndefined();
+    expect(announcedHealth(health('online', 1), was('degraded', 60, [pause]), OPTIONS)).toBeUndefined();
+  });
+
+  it('records new reasons of an unchanged status without an event, so that a pause that ends and begins again is news again', () => {
+    expect(announcedHealth(health('degraded', 1, ['polling_only']), was('degraded', 1, ['polling_only', 'quarantined']), OPTIONS)).toEqual({
+      status: 'degraded', reasons: ['polling_only'], event: false,
+    });
+    expect(status(announcedHealth(health('degraded', 1, ['polling_only', 'quarantined']), was('degraded', 1, ['polling_only']), OPTIONS))).toBe('degraded');
+    // A reading's reason is no news of its own: it waits for a change of status.
+    expect(status(announcedHealth(health('degraded', 1, ['polling_only', 'low_battery']), was('degraded', 1, ['polling_only']), OPTIONS))).toBe('degraded, no event');
   });
 });
 
@@ -86,6 +111,9 @@ describe('modem readings and the ping interval', () => {
   });
   it('turns AT+CREG? status into a network state', () => {
     expect([0, 1, 2, 3, 4, 5].map(cregToNetwork)).toEqual(['none', 'registered', 'searching', 'denied', null, 'roaming']);
+  });
+  it('keeps a known network label and takes any other for unknown', () => {
+    expect(['registered', 'no_sim', 'LTE', 'Registered', '', null].map(networkState)).toEqual(['registered', 'no_sim', null, null, null, null]);
   });
   it('asks for a ping twice within the offline timer', () => {
     expect([120, 11, 10].map(pingIntervalSeconds)).toEqual([60, 5, 5]);

@@ -14,6 +14,14 @@ export const NETWORK_STATES = ['registered', 'roaming', 'searching', 'denied', '
 export type NetworkState = (typeof NETWORK_STATES)[number];
 const NO_SERVICE: readonly NetworkState[] = ['searching', 'denied', 'none', 'no_sim'];
 
+/**
+ * A device's network label in the record's vocabulary: one of NETWORK_STATES, anything else
+ * (`LTE`, a state a newer device knows) unknown, null, as a device that does not know says it.
+ */
+export function networkState(label: string | null): NetworkState | null {
+  return (NETWORK_STATES as readonly (string | null)[]).includes(label) ? (label as NetworkState) : null;
+}
+
 /** Battery at or below this, not charging, is `low_battery`: Android's own "low battery" warning is at 15 %, this leaves time to act. */
 export const LOW_BATTERY_PERCENT = 20;
 /** This many send failures in a row is `send_failures`: one failure is the recipient's, three in a row are the device's. */
@@ -24,6 +32,12 @@ export const HEALTH_REASONS = [
   'disabled', 'not_connected', 'low_battery', 'no_service', 'polling_only', 'send_failures', 'budget_exhausted', 'quarantined', 'limit_exceeded',
 ] as const;
 export type HealthReason = (typeof HEALTH_REASONS)[number];
+/**
+ * Reasons that are smsgw's own decisions (failover's pauses), not a device's readings: they cannot
+ * flap, since the decision holds for its whole pause, and they say that round-robin already left
+ * the device, so each is announced as soon as it begins, whatever the dwell or other reasons.
+ */
+export const REASONS_ANNOUNCED_AT_ONCE: readonly HealthReason[] = ['quarantined', 'limit_exceeded'];
 
 /** What a device last reported of itself (native heartbeat body, SMS Gate `system:ping`). */
 export interface HealthReport {
@@ -117,24 +131,44 @@ export function cregToNetwork(stat: number): NetworkState | null {
   return ({ 0: 'none', 1: 'registered', 2: 'searching', 3: 'denied', 5: 'roaming' } as Record<number, NetworkState>)[stat] ?? null;
 }
 
+/** What was last announced of a device (`devices.health_status`, `health_reasons`, `health_changed_at`); status null: never judged. */
+export interface AnnouncedHealth {
+  status: HealthStatus | null;
+  reasons: readonly string[];
+  changedAt: Date | null;
+}
+
+/** What the sweep records of a device: its status and reasons, and whether a webhook event announces them. */
+export interface HealthAnnouncement {
+  status: HealthStatus;
+  reasons: HealthReason[];
+  event: boolean;
+}
+
 /**
- * The status a webhook event announces (docs/devices.md, "Alerts"), from the health and the last
- * announced one. Offline is announced once the device gave no sign of life for `offlineAfterMs`
+ * What to announce of a device (docs/devices.md, "Alerts"), from its health and the last
+ * announcement. Offline is announced once the device gave no sign of life for `offlineAfterMs`
  * (its own timer, apart from the routing grace); while it is silent for less, the last
  * announcement stands. Between online and degraded a change is announced only after the last one
- * stood `dwellMs`, so a battery at the threshold does not flap; leaving offline is announced at once.
- * Undefined: nothing to announce.
+ * stood `dwellMs`, so a battery at the threshold does not flap; leaving offline is announced at
+ * once, and so is a reason of REASONS_ANNOUNCED_AT_ONCE the last announcement did not carry (also
+ * when the device was degraded already, or is judged for the first time). A device's first status
+ * is recorded without an event; so are new reasons of an unchanged status, so that a pause that
+ * ends and begins again is news again. Undefined: nothing to record.
  */
-export function announcedHealth(
-  health: DeviceHealth,
-  previous: { status: HealthStatus | null; changedAt: Date | null },
-  options: { now: Date; offlineAfterMs: number; dwellMs: number },
-): HealthStatus | undefined {
+export function announcedHealth(health: DeviceHealth, previous: AnnouncedHealth, options: { now: Date; offlineAfterMs: number; dwellMs: number }): HealthAnnouncement | undefined {
   const seen = health.last_seen_at === null ? 0 : Date.parse(health.last_seen_at);
   const silent = options.now.getTime() - seen >= options.offlineAfterMs;
   const next = silent ? 'offline' : health.status === 'offline' ? (previous.status ?? 'offline') : health.status;
-  if (next === previous.status) return undefined;
+  const news = next === 'degraded' && health.reasons.some((r) => REASONS_ANNOUNCED_AT_ONCE.includes(r) && !previous.reasons.includes(r));
+  const record = (event: boolean): HealthAnnouncement => ({ status: next, reasons: health.reasons, event });
+  if (news) return record(true);
+  if (previous.status === null) return record(false);
+  if (next === previous.status) {
+    const same = health.reasons.length === previous.reasons.length && health.reasons.every((r) => previous.reasons.includes(r));
+    return same || next !== health.status ? undefined : record(false);
+  }
   const stood = previous.changedAt === null ? Infinity : options.now.getTime() - previous.changedAt.getTime();
-  if (next !== 'offline' && previous.status !== 'offline' && previous.status !== null && stood < options.dwellMs) return undefined;
-  return next;
+  if (next !== 'offline' && previous.status !== 'offline' && stood < options.dwellMs) return undefined;
+  return record(true);
 }

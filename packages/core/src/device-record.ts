@@ -10,6 +10,7 @@ export interface DeviceFields extends HealthReport {
   protocol: 'native' | 'sms_gate';
   lastSeenAt: Date | null;
   streamSeenAt: Date | null;
+  streamClosedAt: Date | null;
   appVersion: string | null;
   pushToken: boolean;
   simCards: unknown;

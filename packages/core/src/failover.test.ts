@@ -86,10 +86,10 @@ describe('quarantine', () => {
 describe('health of a paused device', () => {
   const now = new Date('2026-11-26T10:00:00.000Z');
   const device = {
-    enabled: true, lastSeenAt: now, streamSeenAt: now, pushToken: false, appVersion: null, failuresInARow: 0,
+    enabled: true, lastSeenAt: now, streamSeenAt: now, streamClosedAt: null, pushToken: false, appVersion: null, failuresInARow: 0,
     batteryLevel: null, batteryCharging: null, signalDbm: null, network: null,
   };
-  const windows = { streamSince: new Date(now.getTime() - 30_000), requestSince: new Date(now.getTime() - 60_000) };
+  const windows = { streamSince: new Date(now.getTime() - 30_000), closedSince: new Date(now.getTime() - 30_000), requestSince: new Date(now.getTime() - 60_000) };
 
   it('is degraded while quarantined or at Android’s limit, online once the pause is over', () => {
     const until = new Date(now.getTime() + 60_000);

@@ -1,15 +1,31 @@
 import type { AvailabilityWindows } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
+/** The SQL expressions (parameters, timestamptz) of the three windows of `AvailabilityWindows`. */
+export interface WindowParams {
+  stream: string;
+  closed: string;
+  request: string;
+}
+
+/** The windows as positional parameters from `$first` on, in the order of `windowValues`. */
+export function windowParams(first: number): WindowParams {
+  return { stream: `$${first}::timestamptz`, closed: `$${first + 1}::timestamptz`, request: `$${first + 2}::timestamptz` };
+}
+
+export function windowValues(windows: AvailabilityWindows): Date[] {
+  return [windows.streamSince, windows.closedSince, windows.requestSince];
+}
+
 /**
- * The SQL of `isDeviceAvailable` (packages/core, device-availability.ts) on the devices row `d`,
- * with the windows as the parameters `$stream` and `$request` (timestamptz); a test holds the two
- * statements of the rule together.
+ * The SQL of `isDeviceAvailable` (packages/core, device-availability.ts) on the devices row `d`;
+ * a test holds the two statements of the rule together. A stream closed no earlier than its last
+ * refresh counts for the grace from its close; a held one for keepalive + grace from its refresh.
  */
-export function availableDeviceCondition(d: string, stream: string, request: string): string {
+export function availableDeviceCondition(d: string, w: WindowParams): string {
   return `(${d}.enabled AND ${d}.deleted_at IS NULL AND (
-      ${d}.stream_seen_at >= ${stream}
-      OR (${d}.last_seen_at >= ${request} AND (${d}.stream_seen_at IS NULL OR ${d}.stream_seen_at < ${request}))))`;
+      CASE WHEN ${d}.stream_closed_at >= ${d}.stream_seen_at THEN ${d}.stream_closed_at >= ${w.closed} ELSE ${d}.stream_seen_at >= ${w.stream} END
+      OR (${d}.last_seen_at >= ${w.request} AND (${d}.stream_seen_at IS NULL OR ${d}.stream_seen_at < ${w.request}))))`;
 }
 
 /** Available devices of each user, in a stable order (by id). */
@@ -18,9 +34,9 @@ export async function availableDevices(sql: Sql, options: { userIds: string[]; w
   if (options.userIds.length === 0) return byUser;
   const { rows } = await sql.query<{ id: string; user_id: string }>(
     `SELECT id, user_id FROM devices d
-     WHERE user_id = ANY($1::uuid[]) AND ${availableDeviceCondition('d', '$2', '$3')}
+     WHERE user_id = ANY($1::uuid[]) AND ${availableDeviceCondition('d', windowParams(2))}
      ORDER BY user_id, id`,
-    [options.userIds, options.windows.streamSince, options.windows.requestSince],
+    [options.userIds, ...windowValues(options.windows)],
   );
   for (const row of rows) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.id]);
   return byUser;

@@ -31,22 +31,24 @@ export async function recordHealthReport(sql: Sql, deviceId: string, report: Par
 export interface HealthCandidate extends DeviceFields {
   userId: string;
   healthStatus: HealthStatus | null;
+  healthReasons: string[];
   healthChangedAt: Date | null;
 }
 
 /** Enabled devices that were ever seen (a device is judged from its first request on), a page at a time in id order after `after`. */
 export async function healthCandidates(sql: Sql, options: { after?: string; limit: number }): Promise<HealthCandidate[]> {
   const { rows } = await sql.query<Record<string, never>>(
-    `SELECT id, user_id, name, enabled, protocol, last_seen_at, stream_seen_at, app_version, push_token, sim_cards,
+    `SELECT id, user_id, name, enabled, protocol, last_seen_at, stream_seen_at, stream_closed_at, app_version, push_token, sim_cards,
             rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day, segments_per_hour, segments_per_day, segments_per_month,
             unique_recipients_per_month, sim_budgets, battery_level, battery_charging, signal_dbm, network,
-            failures_in_a_row, paused_until, pause_reason, created_at, updated_at, health_status, health_changed_at
+            failures_in_a_row, paused_until, pause_reason, created_at, updated_at, health_status, health_reasons, health_changed_at
      FROM devices WHERE enabled AND deleted_at IS NULL AND last_seen_at IS NOT NULL AND id > $1::uuid ORDER BY id LIMIT $2`,
     [options.after ?? '00000000-0000-0000-0000-000000000000', options.limit],
   );
   return rows.map((r: Record<string, unknown>) => ({
     id: r.id as string, userId: r.user_id as string, name: r.name as string, enabled: r.enabled as boolean,
     protocol: r.protocol as DeviceFields['protocol'], lastSeenAt: r.last_seen_at as Date | null, streamSeenAt: r.stream_seen_at as Date | null,
+    streamClosedAt: r.stream_closed_at as Date | null,
     appVersion: r.app_version as string | null, pushToken: r.push_token as boolean, simCards: r.sim_cards,
     rateLimitPerMinute: r.rate_limit_per_minute as number | null, rateLimitPerHour: r.rate_limit_per_hour as number | null,
     rateLimitPerDay: r.rate_limit_per_day as number | null, segmentsPerHour: r.segments_per_hour as number | null,
@@ -55,36 +57,46 @@ export async function healthCandidates(sql: Sql, options: { after?: string; limi
     batteryCharging: r.battery_charging as boolean | null, signalDbm: r.signal_dbm as number | null, network: r.network as string | null,
     failuresInARow: r.failures_in_a_row as number, pausedUntil: r.paused_until as Date | null, pauseReason: r.pause_reason as string | null,
     createdAt: r.created_at as Date, updatedAt: r.updated_at as Date,
-    healthStatus: r.health_status as HealthStatus | null, healthChangedAt: r.health_changed_at as Date | null,
+    healthStatus: r.health_status as HealthStatus | null, healthReasons: (r.health_reasons as string[] | null) ?? [], healthChangedAt: r.health_changed_at as Date | null,
   }));
 }
 
-/** One announcement: the status moves from `from` to `to`; `event` null records it without a webhook event (a device's first status). */
+/**
+ * One record of a device's health: its status and reasons move from `from` to `to`/`reasons`;
+ * `event` null records them without a webhook event (a device's first status, new reasons of the
+ * same status).
+ */
 export interface HealthChange {
   deviceId: string;
-  from: HealthStatus | null;
+  from: { status: HealthStatus | null; reasons: readonly string[] };
   to: HealthStatus;
+  reasons: readonly string[];
   event: DeviceEventType | null;
   record: DeviceRecord;
 }
 
 /**
- * Moves each device's announced status if it is still `from` (so of two dispatchers judging the
+ * Moves each device's recorded health if it is still `from` (so of two dispatchers judging the
  * same device, one moves it), and writes in the same statement one delivery per enabled endpoint of
- * the device's user subscribed to the event. Returns the devices moved and the deliveries to enqueue.
+ * the device's user subscribed to the event. `health_changed_at`, which the dwell counts from,
+ * moves with the status or an event, not with reasons recorded silently. Returns the devices moved
+ * and the deliveries to enqueue.
  */
 export async function announceHealth(sql: Sql, changes: HealthChange[], now: Date): Promise<{ moved: string[]; deliveries: DeliveryRef[] }> {
   if (changes.length === 0) return { moved: [], deliveries: [] };
   const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
     `WITH c AS (
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[]) AS c(id, from_status, to_status, event, record)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[])
+         AS c(id, from_status, from_reasons, to_status, to_reasons, event, record)
      ), moved AS (
-       UPDATE devices d SET health_status = c.to_status, health_changed_at = $6
+       UPDATE devices d SET health_status = c.to_status, health_reasons = ARRAY(SELECT jsonb_array_elements_text(c.to_reasons)),
+         health_changed_at = CASE WHEN c.event IS NOT NULL OR d.health_status IS DISTINCT FROM c.to_status THEN $8 ELSE d.health_changed_at END
        FROM c WHERE d.id = c.id AND d.health_status IS NOT DISTINCT FROM c.from_status
+         AND coalesce(d.health_reasons, ARRAY[]::text[]) = ARRAY(SELECT jsonb_array_elements_text(c.from_reasons))
        RETURNING d.id, d.user_id, c.event, c.record
      ), hooks AS (
        INSERT INTO webhook_deliveries (id, webhook_id, user_id, type, occurred_at, data)
-       SELECT gen_random_uuid(), w.id, w.user_id, moved.event, $6, moved.record
+       SELECT gen_random_uuid(), w.id, w.user_id, moved.event, $8, moved.record
        FROM moved JOIN webhooks w ON w.user_id = moved.user_id AND w.enabled
        WHERE moved.event IS NOT NULL AND moved.event = ANY(w.events)
        RETURNING id, webhook_id
@@ -92,7 +104,8 @@ export async function announceHealth(sql: Sql, changes: HealthChange[], now: Dat
      SELECT 'moved' AS kind, id, NULL::uuid AS webhook_id FROM moved
      UNION ALL SELECT 'delivery', id, webhook_id FROM hooks`,
     [
-      changes.map((c) => c.deviceId), changes.map((c) => c.from), changes.map((c) => c.to), changes.map((c) => c.event),
+      changes.map((c) => c.deviceId), changes.map((c) => c.from.status), changes.map((c) => JSON.stringify(c.from.reasons)),
+      changes.map((c) => c.to), changes.map((c) => JSON.stringify(c.reasons)), changes.map((c) => c.event),
       changes.map((c) => JSON.stringify(c.record)), now,
     ],
   );

@@ -50,9 +50,29 @@ export async function markDeviceSeen(
   if (newVersion) device.appVersion = appVersion;
 }
 
-/** The device holds an event stream (called when it opens, on every keepalive, and when it closes). */
-export async function markStreamSeen(sql: Sql, deviceId: string, now: Date): Promise<void> {
-  await sql.query('UPDATE devices SET stream_seen_at = $2, last_seen_at = greatest(last_seen_at, $2) WHERE id = $1', [deviceId, now]);
+/**
+ * The device holds an event stream (called when it opens and on every keepalive). Returns when the
+ * device last reported its health (null: never), by which a stream into a device gone silent is
+ * found dead (packages/core, `isStreamSilent`).
+ */
+export async function markStreamSeen(sql: Sql, deviceId: string, now: Date): Promise<{ reportedAt: Date | null }> {
+  const { rows } = await sql.query<{ health_reported_at: Date | null }>(
+    `UPDATE devices SET stream_seen_at = greatest(stream_seen_at, $2), last_seen_at = greatest(last_seen_at, $2)
+     WHERE id = $1 RETURNING health_reported_at`,
+    [deviceId, now],
+  );
+  return { reportedAt: rows[0]?.health_reported_at ?? null };
+}
+
+/**
+ * The device's last stream on this API process closed (or was found dead). It counts as closed
+ * until a stream refreshes `stream_seen_at` past this: one the device holds on another API process
+ * does so at its next keepalive (docs/devices.md, "Availability").
+ */
+export async function markStreamClosed(sql: Sql, deviceId: string, now: Date): Promise<void> {
+  await sql.query('UPDATE devices SET stream_closed_at = greatest(stream_closed_at, $2), last_seen_at = greatest(last_seen_at, $2) WHERE id = $1', [
+    deviceId, now,
+  ]);
 }
 
 /** Of `ids`, those that are messages currently handled by the device. */

@@ -8,7 +8,7 @@ export interface DeviceRow extends DeviceFields {
 }
 
 const deviceColumns = {
-  id: true, userId: true, name: true, enabled: true, protocol: true, lastSeenAt: true, streamSeenAt: true, appVersion: true, pushToken: true,
+  id: true, userId: true, name: true, enabled: true, protocol: true, lastSeenAt: true, streamSeenAt: true, streamClosedAt: true, appVersion: true, pushToken: true,
   simCards: true, rateLimitPerMinute: true, rateLimitPerHour: true, rateLimitPerDay: true, createdAt: true, updatedAt: true,
   batteryLevel: true, batteryCharging: true, signalDbm: true, network: true, failuresInARow: true, pausedUntil: true, pauseReason: true,
   segmentsPerHour: true, segmentsPerDay: true, segmentsPerMonth: true, uniqueRecipientsPerMonth: true, simBudgets: true,

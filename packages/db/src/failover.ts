@@ -1,5 +1,5 @@
 import { statesLeadingTo, type AvailabilityWindows } from '@smsgw/core';
-import { availableDeviceCondition } from './availability.ts';
+import { availableDeviceCondition, windowParams, windowValues } from './availability.ts';
 import type { Sql } from './sql.ts';
 import { webhookEventsCte, type DeliveryRef } from './webhook-deliveries.ts';
 
@@ -154,18 +154,18 @@ export async function releaseFromUnavailable(sql: Sql, options: { windows: Avail
        SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
        WHERE m.state = 'assigned' AND m.offered_at IS NULL AND m.requested_device_id IS NULL
          -- IS NOT TRUE: a device never seen on a stream makes the condition null, not false.
-         AND ${availableDeviceCondition('d', '$1', '$2')} IS NOT TRUE
-       ORDER BY m.assigned_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
+         AND ${availableDeviceCondition('d', windowParams(3))} IS NOT TRUE
+       ORDER BY m.assigned_at LIMIT $1 FOR UPDATE OF m SKIP LOCKED
      ), moved AS (
-       UPDATE messages m SET state = 'pending', updated_at = $4
+       UPDATE messages m SET state = 'pending', updated_at = $2
        FROM picked WHERE m.id = picked.id AND m.state = 'assigned' AND m.offered_at IS NULL
        RETURNING m.id, m.device_id
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
-       SELECT id, 'pending', device_id, $4, 'Its device went offline before taking it; assigned again.' FROM moved
+       SELECT id, 'pending', device_id, $2, 'Its device went offline before taking it; assigned again.' FROM moved
      )
      SELECT id FROM moved`,
-    [options.windows.streamSince, options.windows.requestSince, options.limit, options.now],
+    [options.limit, options.now, ...windowValues(options.windows)],
   );
   return rows.map((r) => r.id);
 }

@@ -57,7 +57,12 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
            FROM unnest($9::uuid[], $10::text[], ${p(m.texts.bodies)}::text[], ${p(m.texts.segments)}::int[], ${p(m.texts.encodings)}::text[])
              AS t(id, to_number, body, segments, encoding)`;
   const available = (d: string) =>
-    gate?.windows ? availableDeviceCondition(d, `${p(gate.windows.streamSince)}::timestamptz`, `${p(gate.windows.requestSince)}::timestamptz`) : 'true';
+    gate?.windows
+      ? availableDeviceCondition(d, {
+          stream: `${p(gate.windows.streamSince)}::timestamptz`, closed: `${p(gate.windows.closedSince)}::timestamptz`,
+          request: `${p(gate.windows.requestSince)}::timestamptz`,
+        })
+      : 'true';
   let device = `'ok'`;
   if (gate?.deviceId) {
     device = `coalesce((SELECT CASE WHEN NOT d.enabled THEN 'missing' WHEN ${available('d')} THEN 'ok' ELSE 'unavailable' END

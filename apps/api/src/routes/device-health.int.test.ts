@@ -53,7 +53,8 @@ describe('health from the native heartbeat', () => {
     ['a fractional battery level', { battery_level: 50.5 }],
     ['charging as text', { charging: 'yes' }],
     ['a positive signal', { signal_dbm: 5 }],
-    ['an unknown network state', { network: 'great' }],
+    ['a network label that is not text', { battery_level: 50, network: 4 }],
+    ['a battery level as text', { battery_level: '87', network: 'LTE' }],
     ['an unknown field', { battery_level: 50, temperature: 40 }],
     ['an array', [1]],
   ])('refuses %s with a 400 JSON error and stores nothing', async (_name, body) => {
@@ -65,6 +66,24 @@ describe('health from the native heartbeat', () => {
     expect(res.json()).toMatchObject({ error: 'invalid_request', message: expect.any(String) });
     const after = await api.db.device.findUniqueOrThrow({ where: { id: device.id } });
     expect(after).toEqual(before);
+  });
+
+  it('stores the readings of a heartbeat whose network label it does not know, the network as unknown', async () => {
+    const device = await nativeDevice();
+    expect((await heartbeat(device.token, { battery_level: 10, charging: false, signal_dbm: -90, network: 'searching' })).statusCode).toBe(200);
+    expect(await device.health()).toMatchObject({ status: 'degraded', reasons: ['low_battery', 'no_service'] });
+
+    const res = await heartbeat(device.token, { battery_level: 64, charging: true, signal_dbm: -77, network: 'LTE' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok', server_time: expect.any(String) });
+    // Unknown is not no service: the label it replaced does not stand.
+    expect(await device.health()).toMatchObject({
+      status: 'online', reasons: [], battery: { level: 64, charging: true }, signal: { dbm: -77, network: null },
+    });
+    expect((await api.db.device.findUniqueOrThrow({ where: { id: device.id } })).network).toBeNull();
+    // A known label after it is stored again.
+    await heartbeat(device.token, { network: 'roaming' });
+    expect((await device.health()).signal).toEqual({ dbm: -77, network: 'roaming' });
   });
 
   it('is degraded after three send failures in a row, counted from the messages, and online again after a sent one', async () => {

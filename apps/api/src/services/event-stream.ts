@@ -1,12 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { markStreamSeen, type AuthenticatedDevice } from '@smsgw/db';
+import { isStreamSilent, streamSilenceLimitMs } from '@smsgw/core';
+import { markStreamClosed, markStreamSeen, type AuthenticatedDevice } from '@smsgw/db';
 
 /**
  * A device's event stream, for both protocols: server-sent events that carry the device's
  * wake-ups, a keepalive comment in between, and the device's availability (docs/devices.md,
- * "Availability"): the stream marks the device seen when it opens, on every keepalive and when
- * it closes. A device may hold several streams at once (the SMS Gate app sometimes opens a second
- * without closing the first); each gets every event, and none is closed for another.
+ * "Availability"): the stream marks the device seen when it opens and on every keepalive, and
+ * closed when the device's last stream here closes. A device may hold several streams at once (the
+ * SMS Gate app sometimes opens a second without closing the first); each gets every event, and
+ * none is closed for another.
+ *
+ * A phone that leaves coverage sends no FIN: its stream is ended as dead when TCP keep-alive
+ * probes go unanswered, when a keepalive is still not written out at the next one (the peer
+ * stopped reading), or when the device, which reports its health, fell silent (`isStreamSilent`).
  */
 export interface StreamOptions {
   /** Frames written right after the stream opens. */
@@ -23,6 +29,9 @@ export interface StreamOptions {
 
 /** Streams one device may hold on one API process; beyond that the device is answered 429. */
 export const MAX_STREAMS_PER_DEVICE = 10;
+
+/** Idle time before TCP keep-alive probes a device's socket: well inside a keepalive interval. */
+export const TCP_KEEPALIVE_IDLE_MS = 5000;
 
 /**
  * Takes the reply over as a server-sent event stream: no caching or transforming, and no buffering by
@@ -52,8 +61,23 @@ export class EventStreams {
 
   serve(request: FastifyRequest, reply: FastifyReply, device: AuthenticatedDevice, options: StreamOptions): void {
     const { app } = this;
+    const openedAt = new Date();
+    const silenceLimitMs = streamSilenceLimitMs(app.config, options.keepaliveMs);
+    const socket = request.raw.socket;
+    socket.setKeepAlive(true, TCP_KEEPALIVE_IDLE_MS);
+    let ended = false;
+    const dead = (reason: string) => {
+      if (ended) return;
+      app.log.warn({ deviceId: device.id, reason }, 'device event stream dead, ending it');
+      socket.destroy();
+    };
     const seen = () =>
-      markStreamSeen(app.sql, device.id, new Date()).catch((error: unknown) => app.incidents.report('marking a device stream seen failed', error));
+      markStreamSeen(app.sql, device.id, new Date()).then(
+        ({ reportedAt }) => {
+          if (isStreamSilent({ openedAt, reportedAt }, new Date(), silenceLimitMs)) dead('the device stopped reporting');
+        },
+        (error: unknown) => app.incidents.report('marking a device stream seen failed', error),
+      );
     const res = openEventStream(reply);
     void seen();
     for (const frame of options.greeting) res.write(frame);
@@ -77,21 +101,26 @@ export class EventStreams {
       if (cancelled === undefined) wakeup();
       else if (options.cancelled) res.write(options.cancelled(cancelled));
     });
+    let drained = true;
     const keepalive = setInterval(() => {
-      res.write(options.keepalive);
+      if (!drained) return dead('a keepalive was not written out within a keepalive interval');
+      drained = false;
+      res.write(options.keepalive, () => (drained = true));
       void seen();
     }, options.keepaliveMs);
     this.perDevice.set(device.id, (this.perDevice.get(device.id) ?? 0) + 1);
 
     const close = () => {
       if (!this.open.delete(close)) return;
+      ended = true;
       const left = (this.perDevice.get(device.id) ?? 1) - 1;
       if (left > 0) this.perDevice.set(device.id, left);
       else this.perDevice.delete(device.id);
       clearInterval(keepalive);
       clearTimeout(delayed);
       stopListening();
-      void seen();
+      if (left > 0) void seen();
+      else markStreamClosed(app.sql, device.id, new Date()).catch((error: unknown) => app.incidents.report('marking a device stream closed failed', error));
       res.end();
     };
     this.open.add(close);

@@ -5,7 +5,6 @@ import {
 import { assertSendableText, findMessage, listMessageEvents, listMessages, sendMessages } from '@smsgw/db';
 import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
 import type { Command } from '../command.ts';
-import { warn } from '../context.ts';
 import { notFound, usageError } from '../errors.ts';
 import { enabledUser, existingUser, paging, required, wholeNumber, type Flags } from '../flags.ts';
 
@@ -35,7 +34,7 @@ export const messageCommands: Record<string, Command> = {
       const { encoding, segments } = segmentInfo(text);
       return sendMessages(
         {
-          db, sql, config, incidents: { report: warn },
+          db, sql, config, incidents: { report: (warning, error, details) => context.warn(warning, error, details) },
           enqueueDispatch: (ids, at) => enqueueDispatch(queues.dispatch, ids, at),
           enqueueWebhookDeliveries: (deliveries) => enqueueWebhookDeliveries(queues.webhooks, deliveries),
           publishUserEvents: (events) => publishUserEvents(queues.redis, config.QUEUE_PREFIX, events),

@@ -2,7 +2,6 @@ import { AppError, isUuid } from '@smsgw/core';
 import { createTestDelivery, findWebhook, listWebhooks } from '@smsgw/db';
 import { enqueueWebhookDeliveries } from '@smsgw/queue';
 import type { Command } from '../command.ts';
-import { warn } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { enabledUser, existingUser, paging, required } from '../flags.ts';
 import { deliveryRecord, webhookRecord } from '../records.ts';
@@ -32,7 +31,7 @@ export const webhookCommands: Record<string, Command> = {
       try {
         await enqueueWebhookDeliveries(queues.webhooks, [{ id: delivery.id, webhookId: webhook.id }]);
       } catch (error) {
-        warn('webhook enqueue failed: left to the outbox sweep', error, { deliveryId: delivery.id });
+        context.warn('webhook enqueue failed: left to the outbox sweep', error, { deliveryId: delivery.id });
       }
       return deliveryRecord(delivery);
     },

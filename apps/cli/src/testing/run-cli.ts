@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { startTestApi, type TestApi } from '@smsgw/api/testing';
 import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
 import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
+import { runSmsgw } from '../run.ts';
 
 export const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const run = promisify(execFile);
@@ -28,9 +29,16 @@ export async function runProcess(command: string, args: string[], env: Record<st
   }
 }
 
-/** `smsgw <args>`: the bundle that `./pnpmw smsgw` runs (built by the global setup). */
-export function runCli(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
-  return runProcess(process.execPath, ['dist/cli.mjs', ...args], env);
+/**
+ * `smsgw <args>` run in this process, as the bin runs it (main.ts only passes the process's arguments,
+ * environment and streams): a process per command would cost seconds each. The bin itself is run as
+ * a process by cli.int.test.ts.
+ */
+export async function runCli(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runSmsgw(args, { ...process.env, ...env }, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  return { code, stdout, stderr };
 }
 
 /** The one JSON document of an output (stdout, or the error line on stderr). */

@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client.ts';
-import { Button, Field, Notice, Page, Table, h, message, useAction, useLoad } from '../ui.ts';
+import { Button, Field, Notice, Page, Table, h, message, useAction, useLoad, useOpenRow } from '../ui.ts';
 
 /** Contact groups: create, delete, and their members (add by phone, remove). */
 export function Groups() {
   const list = useLoad(async () => ok(await api.GET('/api/v1/groups', { params: { query: { limit: 100 } } })));
   const [name, setName] = useState('');
-  const [open, setOpen] = useState<string | null>(null);
+  const [open, setOpen] = useOpenRow(list.data?.data);
   const action = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
@@ -28,7 +28,7 @@ export function Groups() {
         h(Button, { kind: 'danger', onClick: () => action.run(async () => ok(await api.DELETE('/api/v1/groups/{id}', { params: { path: { id: g.id } } }))).then(list.reload) },
           `Delete ${g.name}`))]),
     }),
-    open && h(Members, { id: open, onChange: list.reload }),
+    open && h(Members, { id: open, key: open, onChange: list.reload }),
   );
 }
 

@@ -1,8 +1,11 @@
 import { api, ok } from '../api/client.ts';
 import { Button, Notice, Status, Table, h, useLoad, when } from '../ui.ts';
 
-/** One message: its fields and the history of its states with their times. */
-export function MessageDetail(props: { id: string; onClose: () => void }) {
+/**
+ * One message: its fields and the history of its states with their times. `status` is the one the
+ * list shows for it (live events included): when it changes, the message and its history are read again.
+ */
+export function MessageDetail(props: { id: string; status: string | undefined; onClose: () => void }) {
   const detail = useLoad(async () => {
     const path = { id: props.id };
     const [message, history] = await Promise.all([
@@ -10,7 +13,7 @@ export function MessageDetail(props: { id: string; onClose: () => void }) {
       api.GET('/api/v1/sms/{id}/history', { params: { path } }).then(ok),
     ]);
     return { message, history: history.data };
-  }, [props.id]);
+  }, [props.id, props.status]);
   const m = detail.data?.message;
   return h('section', { class: 'detail', 'aria-labelledby': 'detail-title' },
     h('h2', { id: 'detail-title' }, 'Message details'),

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client.ts';
 import { useLive } from '../live.ts';
-import { Button, Field, Notice, Page, Pager, Status, Table, h, useLoad, when } from '../ui.ts';
+import { Button, Field, Notice, Page, Pager, Status, Table, h, useLoad, useOpenRow, when } from '../ui.ts';
 import { MessageDetail } from './message-detail.ts';
 
 const STATUSES = ['queued', 'sending', 'sent', 'delivered', 'failed', 'cancelled'] as const;
@@ -32,7 +32,6 @@ export function Messages() {
 function SentList() {
   const [filters, setFilters] = useState({ status: '', to: '', device_id: '', batch_id: '' });
   const [offset, setOffset] = useState(0);
-  const [open, setOpen] = useState<string | null>(null);
   const devices = useLoad(async () => ok(await api.GET('/api/v1/devices')).data);
   const list = useLoad(async () => {
     const query = {
@@ -44,6 +43,7 @@ function SentList() {
     };
     return ok(await api.GET('/api/v1/sms', { params: { query } }));
   }, [JSON.stringify(filters), offset]);
+  const [open, setOpen] = useOpenRow(list.data?.data);
   const [live, setLive] = useState<Record<string, { status: string; error: string | null }>>({});
   useLive({
     onOpen: list.reload,
@@ -79,7 +79,7 @@ function SentList() {
         ];
       }),
     }),
-    open && h(MessageDetail, { id: open, onClose: () => setOpen(null) }),
+    open && h(MessageDetail, { id: open, status: live[open]?.status ?? list.data?.data.find((m) => m.id === open)?.status, onClose: () => setOpen(null) }),
     list.data && h(Pager, { total: list.data.total, limit: LIMIT, offset, onOffset: setOffset }),
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiProblem, api, fieldOf, ok } from '../api/client.ts';
-import { Button, Field, Notice, Page, Status, Table, h, message, useAction, useLoad, when } from '../ui.ts';
+import { Button, Field, Notice, Page, Status, Table, h, message, useAction, useLoad, useOpenRow, when } from '../ui.ts';
 
 const EVENTS = ['message.sent', 'message.delivered', 'message.failed', 'message.received'] as const;
 type EventType = (typeof EVENTS)[number];
@@ -10,7 +10,7 @@ export function Webhooks() {
   const list = useLoad(async () => ok(await api.GET('/api/v1/webhooks', { params: { query: { limit: 100 } } })));
   const [form, setForm] = useState<{ url: string; events: EventType[]; description: string }>({ url: '', events: [...EVENTS], description: '' });
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null);
-  const [open, setOpen] = useState<string | null>(null);
+  const [open, setOpen] = useOpenRow(list.data?.data);
   const create = useAction();
   const action = useAction();
   const problem = create.problem instanceof ApiProblem ? create.problem : null;

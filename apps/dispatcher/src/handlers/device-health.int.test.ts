@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DispatcherConfigSchema, loadConfig, type DispatcherConfig } from '@smsgw/config';
 import { generateWebhookSecret, newId } from '@smsgw/core';
+import { failOver, quarantineDevices } from '@smsgw/db/sql';
 import { createWebhooksQueue, type WebhooksQueue } from '@smsgw/queue';
 import { createTestUser, startTestApi, type TestApi } from '@smsgw/api/testing';
 import { announceDeviceHealth } from './device-health.ts';
@@ -120,5 +121,43 @@ describe('announceDeviceHealth', () => {
     await api.db.device.update({ where: { id: unseen.deviceId }, data: { lastSeenAt: null } });
     await announceDeviceHealth(deps(), at(1000));
     expect([await disabled.status(), await unseen.status()]).toEqual([null, null]);
+  });
+
+  it('announces a quarantine at once, within the dwell of the last announcement, and its end after the dwell', async () => {
+    const f = await fixture();
+    const judge = async (seconds: number) => {
+      await f.seen(at(seconds));
+      await announceDeviceHealth(deps(), at(seconds));
+      return (await f.deliveries()).map((d) => [d.type, d.data.health.reasons]);
+    };
+    expect(await judge(1)).toEqual([]);
+    // The failover's own statement, as the dispatcher runs it at the threshold (first cool-down: 1 minute).
+    expect(await quarantineDevices(api.sql, { devices: [{ id: f.deviceId, quarantines: 0, until: at(65) }], now: at(5) })).toEqual([f.deviceId]);
+    expect(await judge(6)).toEqual([['device.degraded', ['quarantined']]]);
+    expect(await judge(7)).toHaveLength(1);
+    // The cool-down ends and a second quarantine begins within the dwell: still announced as quarantined, nothing new.
+    expect(await judge(70)).toHaveLength(1);
+    await quarantineDevices(api.sql, { devices: [{ id: f.deviceId, quarantines: 1, until: at(220) }], now: at(100) });
+    expect(await judge(101)).toHaveLength(1);
+    expect(await judge(305)).toHaveLength(1);
+    expect(await judge(310)).toEqual([['device.degraded', ['quarantined']], ['device.online', []]]);
+  });
+
+  it('announces Android’s sending limit on a device degraded already, once when two dispatchers judge it at the same time', async () => {
+    const f = await fixture();
+    await api.db.device.update({ where: { id: f.deviceId }, data: { batteryLevel: 10, batteryCharging: false } });
+    await announceDeviceHealth(deps(), at(1));
+    expect({ status: await f.status(), deliveries: await f.deliveries() }).toEqual({ status: 'degraded', deliveries: [] });
+
+    const id = newId();
+    await api.db.message.create({
+      data: { id, userId: f.userId, deviceId: f.deviceId, to: '+15550001111', body: 'x', segments: 1, encoding: 'GSM_7', state: 'sending', sendingAt: at(9) },
+    });
+    const limit = { id, deviceId: f.deviceId, at: at(10), error: 'Send result: RESULT_ERROR_LIMIT_EXCEEDED', limitExceeded: true };
+    const failed = await failOver(api.sql, { failures: [limit], now: at(10), maxAttempts: 3, limitPausedUntil: at(310) });
+    expect(failed.devices).toMatchObject([{ id: f.deviceId, pausedUntil: at(310) }]);
+    await f.seen(at(11));
+    await Promise.all([announceDeviceHealth(deps(), at(11)), announceDeviceHealth(deps(), at(11)), announceDeviceHealth(deps(), at(12))]);
+    expect((await f.deliveries()).map((d) => [d.type, d.data.health.reasons])).toEqual([['device.degraded', ['low_battery', 'limit_exceeded']]]);
   });
 });

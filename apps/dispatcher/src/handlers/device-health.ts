@@ -13,9 +13,9 @@ const EVENTS: Record<HealthStatus, DeviceEventType> = { online: 'device.online',
 
 /**
  * The sweep's step of device alerts (docs/devices.md, "Alerts"): judges every enabled device and
- * announces each change of its health status once, by compare-and-set, so that of the dispatchers
- * whose sweeps overlap one announces it. A device's first status is recorded without an event.
- * Returns how many devices' status it moved.
+ * announces each change of its health once (packages/core's announcedHealth says what), by
+ * compare-and-set, so that of the dispatchers whose sweeps overlap one announces it. Returns how
+ * many devices' recorded health it moved.
  */
 export async function announceDeviceHealth(
   deps: { sql: Sql; webhooksQueue: WebhooksQueue; config: DispatcherConfig; log: Logger },
@@ -35,9 +35,10 @@ export async function announceDeviceHealth(
     for (const device of devices) {
       const used = budgeted.includes(device.id) ? { budgets: { counts: counts.get(device.id) ?? new Map(), now } } : {};
       const record = toDeviceRecord(device, windows, { ...context, ...used });
-      const to = announcedHealth(record.health, { status: device.healthStatus, changedAt: device.healthChangedAt }, options);
-      if (to === undefined) continue;
-      changes.push({ deviceId: device.id, from: device.healthStatus, to, event: device.healthStatus === null ? null : EVENTS[to], record });
+      const previous = { status: device.healthStatus, reasons: device.healthReasons, changedAt: device.healthChangedAt };
+      const next = announcedHealth(record.health, previous, options);
+      if (next === undefined) continue;
+      changes.push({ deviceId: device.id, from: previous, to: next.status, reasons: next.reasons, event: next.event ? EVENTS[next.status] : null, record });
     }
     const result = await announceHealth(deps.sql, changes, now);
     await enqueueDeliveries(deps.webhooksQueue, deps.log, result.deliveries);

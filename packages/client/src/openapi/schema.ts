@@ -4686,7 +4686,7 @@ export interface operations {
                 "application/json": {
                     battery_level?: number | null;
                     charging?: boolean | null;
-                    network?: ("registered" | "roaming" | "searching" | "denied" | "none" | "no_sim") | null;
+                    network?: string | null;
                     signal_dbm?: number | null;
                 };
             };

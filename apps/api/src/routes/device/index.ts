@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, NETWORK_STATES, offerValidUntil, withoutLeapSecond } from '@smsgw/core';
+import { AppError, NETWORK_STATES, networkState, offerValidUntil, withoutLeapSecond } from '@smsgw/core';
 import { recordHealthReport } from '@smsgw/db';
 import { DeviceReport } from '@smsgw/queue';
 import { ErrorBody } from '../../schemas/common.ts';
@@ -51,13 +51,23 @@ const InboundBody = Type.Object(
   { additionalProperties: false, examples: [{ messages: [{ id: 'sms-1', from: '+15557654321', message: 'STOP', received_at: '2026-03-01T10:02:11.000Z', sim_number: 1 }] }] },
 );
 
-/** What a device may tell of itself in a heartbeat (docs/devices.md, "Health"); each field optional, null: it does not know. */
+/**
+ * What a device may tell of itself in a heartbeat (docs/devices.md, "Health"); each field optional,
+ * null: it does not know. The network is a label of the device's own words: one smsgw does not know
+ * is stored as unknown rather than costing the heartbeat its other readings (decisions.md).
+ */
 const HeartbeatBody = Type.Object(
   {
     battery_level: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100, description: 'Battery charge in percent.' }), Type.Null()])),
     charging: Type.Optional(Type.Union([Type.Boolean({ description: 'Whether the battery is charging (or on mains power).' }), Type.Null()])),
     signal_dbm: Type.Optional(Type.Union([Type.Integer({ minimum: -150, maximum: 0, description: 'Mobile signal strength in dBm.' }), Type.Null()])),
-    network: Type.Optional(Type.Union([Type.Enum([...NETWORK_STATES], { description: 'Registration on the mobile network: `none`, `searching`, `denied` and `no_sim` mean no service.' }), Type.Null()])),
+    network: Type.Optional(Type.Union([
+      Type.String({
+        description: `Registration on the mobile network: ${NETWORK_STATES.map((n) => `\`${n}\``).join(', ')}; \`none\`, \`searching\`, \`denied\` and \`no_sim\` mean no service. Any other label is accepted and stored as unknown (null).`,
+        examples: ['registered'],
+      }),
+      Type.Null(),
+    ])),
   },
   { additionalProperties: false, examples: [{ battery_level: 87, charging: true, signal_dbm: -71, network: 'registered' }] },
 );
@@ -189,7 +199,8 @@ const deviceProtocolRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const body = request.body;
       if (Object.keys(body).length > 0) {
         await recordHealthReport(app.sql, request.device.id, {
-          batteryLevel: body.battery_level, batteryCharging: body.charging, signalDbm: body.signal_dbm, network: body.network,
+          batteryLevel: body.battery_level, batteryCharging: body.charging, signalDbm: body.signal_dbm,
+          network: body.network === undefined ? undefined : networkState(body.network),
         }, now);
       }
       return { status: 'ok' as const, server_time: now.toISOString() };
