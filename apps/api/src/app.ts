@@ -31,6 +31,7 @@ import devicePairingRoutes from './routes/device-pairings.ts';
 import eventRoutes from './routes/events.ts';
 import smsStatsRoutes from './routes/sms/stats.ts';
 import settingsRoutes from './routes/settings.ts';
+import twilioAccountRoutes from './routes/twilio-account.ts';
 import optOutRoutes from './routes/opt-outs.ts';
 import { COMPAT_APIS } from './routes/compat/index.ts';
 import { consoleApp } from './plugins/console.ts';
@@ -120,6 +121,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(receivedRoutes);
   await app.register(devicePairingRoutes);
   await app.register(settingsRoutes);
+  await app.register(twilioAccountRoutes);
   await app.register(optOutRoutes);
   await app.register(eventRoutes);
   await app.register(smsStatsRoutes);

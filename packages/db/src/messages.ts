@@ -62,6 +62,8 @@ export interface NewMessages {
   priority?: number;
   /** Whether the phone asks for a delivery report (default true). */
   withDeliveryReport?: boolean;
+  /** Twilio's `StatusCallback` (absent: none). */
+  statusCallback?: string | null;
 }
 
 export async function findMessage(db: Db, options: { userId: string; id: string }): Promise<MessageRow | null> {

@@ -76,6 +76,8 @@ export interface SendInput {
   priority?: number;
   /** Whether the phone asks for a delivery report (default true). */
   withDeliveryReport?: boolean;
+  /** Twilio's `StatusCallback`, stored with each message. */
+  statusCallback?: string;
 }
 
 export interface SendResponse {
@@ -146,6 +148,7 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   const messages = {
     ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing, simNumber: simNumber ?? null,
     priority: input.priority ?? 0, withDeliveryReport: input.withDeliveryReport ?? true,
+    statusCallback: input.statusCallback ?? null,
   };
   const charge = { period: quotaPeriod(now).start, limit: user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT };
   // One statement stores it all (atomic by itself).
