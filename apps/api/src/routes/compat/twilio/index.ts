@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppError } from '@smsgw/core';
 import { errorResponse } from '../../../plugins/errors.ts';
+import { lenientValidatorCompiler, validatorCompiler } from '../../../plugins/validation.ts';
 import { twilioAuthentication } from './auth.ts';
 import { TwilioError, twilioBody, twilioErrorBody } from './errors.ts';
 import messageRoutes from './messages.ts';
@@ -24,6 +25,8 @@ const twilioRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     done(null, form);
   });
+  // Unknown query parameters are ignored, as Twilio does; bodies and paths are refused with U+0000 as everywhere.
+  app.setValidatorCompiler((route) => (route.httpPart === 'querystring' ? lenientValidatorCompiler : validatorCompiler)(route));
   app.setErrorHandler(twilioErrorHandler(app));
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(twilioBody(404, 20404, `The requested resource ${request.url.split('?')[0]} was not found`));

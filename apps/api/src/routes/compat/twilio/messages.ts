@@ -141,7 +141,8 @@ async function pageTokenMessage(app: FastifyInstance, userId: string, token: str
 /** The start of the UTC day of a date (`YYYY-MM-DD`) or date-time (the SDK sends ISO 8601). */
 function utcDay(value: string, name: string): Date {
   const at = new Date(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
-  if (Number.isNaN(at.getTime())) throw invalid(20001, `Invalid ${name}: ${value}`);
+  // Years 1 to 9999 only: JavaScript reads dates Postgres cannot store (the fuzz found a 500 on year -271821).
+  if (Number.isNaN(at.getTime()) || at.getUTCFullYear() < 1 || at.getUTCFullYear() > 9999) throw invalid(20001, `Invalid ${name}: ${value}`);
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
 }
 
