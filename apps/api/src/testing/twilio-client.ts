@@ -1,4 +1,5 @@
 import twilio from 'twilio';
+import type RequestClient from 'twilio/lib/base/RequestClient.js';
 
 /**
  * The published `twilio` library pointed at smsgw: its supported `httpClient` option, a
@@ -6,7 +7,7 @@ import twilio from 'twilio';
  */
 export function twilioClient(baseUrl: string, username: string, password: string, accountSid = username) {
   class SmsgwRequestClient extends twilio.RequestClient {
-    override request<TData>(opts: Parameters<twilio.RequestClient['request']>[0]) {
+    override request<TData>(opts: RequestClient.RequestOptions<TData>) {
       return super.request<TData>({ ...opts, uri: opts.uri.replace(/^https:\/\/api\.twilio\.com/, baseUrl) });
     }
   }
