@@ -36,7 +36,7 @@ const Page = Type.Object({
  */
 const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/Messages.json', {
-    schema: { tags, summary: 'Send a message: 201 with Twilio\'s Message resource', params: Params, body: Form, response: { 201: TwilioMessage, ...twilioErrors(400, 401, 404, 429, 503) } },
+    schema: { tags, summary: 'Send a message: 201 with Twilio\'s Message resource', consumes: ['application/x-www-form-urlencoded'], params: Params, body: Form, response: { 201: TwilioMessage, ...twilioErrors(400, 401, 404, 429, 503) } },
   }, async (request, reply) => {
     const account = await twilioAccount(app.sql, request.auth.user.id);
     const id = await send(app, request.auth.user, account, request.body);
@@ -87,7 +87,7 @@ const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/Messages/:Sid.json', {
     schema: {
-      tags, summary: 'Cancel a scheduled message (Status=canceled) or redact its text (Body=)', params: SidParams, body: Form,
+      tags, summary: 'Cancel a scheduled message (Status=canceled) or redact its text (Body=)', consumes: ['application/x-www-form-urlencoded'], params: SidParams, body: Form,
       response: { 200: TwilioMessage, ...twilioErrors(400, 401, 404, 429) },
     },
   }, async (request) => {
