@@ -147,6 +147,24 @@ describe('the console’s address book and settings', () => {
     expect(refused.status).toBe(401);
   });
 
+  it('shows the Twilio credentials, which the twilio API takes, and replaces the Auth Token', async () => {
+    const { page } = h;
+    await open(h, 'API keys');
+    const sid = (await page.getByTestId('twilio-account-sid').textContent())!;
+    const token = (await page.getByTestId('twilio-auth-token').textContent())!;
+    expect(sid).toMatch(/^AC[0-9a-f]{32}$/);
+    expect(await page.getByTestId('twilio-service-sid').textContent()).toMatch(/^MG[0-9a-f]{32}$/);
+    const list = (password: string) => fetch(`${h.cluster.baseUrl}/2010-04-01/Accounts/${sid}/Messages.json`, {
+      headers: { authorization: `Basic ${Buffer.from(`${sid}:${password}`).toString('base64')}` },
+    });
+    expect((await list(token)).status).toBe(200);
+    await page.getByRole('button', { name: 'Replace the Auth Token' }).click();
+    await page.getByRole('button', { name: 'Confirm: replace the Auth Token' }).click();
+    await expect.poll(() => page.getByTestId('twilio-auth-token').textContent()).not.toBe(token);
+    expect((await list(token)).status).toBe(401);
+    expect((await list((await page.getByTestId('twilio-auth-token').textContent())!)).status).toBe(200);
+  });
+
   it('fits 375 px without horizontal scrolling on every page', async () => {
     const { page } = h;
     await page.setViewportSize({ width: 375, height: 800 });

@@ -78,6 +78,9 @@ const PEER_SHAPES: { url: RegExp; methods: string[]; breach: (res: Injected) => 
 const MESSAGE_ONLY_URL = /^\/+api\/sms\/send-template(\?|$)/;
 // SMS Gate's client API (docs/compatibility.md): every error is upstream's `{message}` alone.
 const SMS_GATE_URL = /^\/+3rdparty\/v1([/?]|$)/;
+// Twilio's Messages API: every error is Twilio's `{code, message, more_info, status}`.
+const TWILIO_URL = /^\/+2010-04-01([/?]|$)/;
+const TWILIO_KEYS = 'code,message,more_info,status';
 
 /**
  * Why a response breaks the contract, or undefined when it keeps it: no 5xx; a 4xx is JSON
@@ -101,6 +104,11 @@ export function contractBreach(request: FuzzRequest, res: Injected): string | un
   if (typeof message !== 'string') return `${res.statusCode} whose body has no string message`;
   if (/\n\s+at /.test(message)) return `${res.statusCode} whose message carries a stack`;
   if (error === undefined && res.statusCode === 400 && request.method === 'POST' && MESSAGE_ONLY_URL.test(request.url)) return undefined;
+  if (TWILIO_URL.test(request.url)) {
+    const twilio = body as { code?: unknown; status?: unknown };
+    const shaped = Object.keys(twilio).sort().join(',') === TWILIO_KEYS && Number.isInteger(twilio.code) && twilio.status === res.statusCode;
+    return shaped ? undefined : `${res.statusCode} whose body is not Twilio's {code, message, more_info, status}`;
+  }
   if (SMS_GATE_URL.test(request.url)) return Object.keys(body as object).length === 1 ? undefined : `${res.statusCode} whose body is not SMS Gate's {message}`;
   if (typeof error !== 'string' || !Object.hasOwn(ERRORS, error)) return `${res.statusCode} whose error is not a code of the catalogue`;
   return undefined;
@@ -134,7 +142,11 @@ export async function expectWellFormed(api: FuzzApi, request: FuzzRequest): Prom
   if (breach) {
     throw new Error(`${request.method} ${request.url.slice(0, 300)} answered ${breach}: ${res.body.slice(0, 500)}\nserver log:\n${api.logged.join('\n')}`);
   }
-  if ((res.statusCode === 201 || res.statusCode === 202) && request.creates) request.creates.add((res.json() as { id: string }).id);
+  if ((res.statusCode === 201 || res.statusCode === 202) && request.creates) {
+    // Twilio's resources are named by `sid`.
+    const created = res.json() as { id?: string; sid?: string };
+    request.creates.add((created.id ?? created.sid)!);
+  }
   return res.statusCode;
 }
 

@@ -31,6 +31,7 @@ import devicePairingRoutes from './routes/device-pairings.ts';
 import eventRoutes from './routes/events.ts';
 import smsStatsRoutes from './routes/sms/stats.ts';
 import settingsRoutes from './routes/settings.ts';
+import twilioAccountRoutes from './routes/twilio-account.ts';
 import optOutRoutes from './routes/opt-outs.ts';
 import { COMPAT_APIS } from './routes/compat/index.ts';
 import { consoleApp } from './plugins/console.ts';
@@ -123,6 +124,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
     await api.register(receivedRoutes);
     await api.register(devicePairingRoutes);
     await api.register(settingsRoutes);
+    await api.register(twilioAccountRoutes);
     await api.register(optOutRoutes);
     await api.register(eventRoutes);
     await api.register(smsStatsRoutes);

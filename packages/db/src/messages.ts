@@ -64,6 +64,8 @@ export interface NewMessages {
   withDeliveryReport?: boolean;
   /** The send's callback (Kannel's dlr-url), stored with it and named by each of its messages. */
   callback?: NewCallback | null;
+  /** Twilio's `StatusCallback` (absent: none). */
+  statusCallback?: string | null;
 }
 
 /** A per-send callback to store (packages/core/src/callbacks). */

@@ -80,6 +80,8 @@ export interface SendInput {
   callback?: Omit<NewCallback, 'id'> | undefined;
   /** With no device available now, store the send anyway to wait for one (Kannel's "queued for later delivery") instead of refusing it. */
   queueWhenNoDevice?: boolean;
+  /** Twilio's `StatusCallback`, stored with each message. */
+  statusCallback?: string;
 }
 
 export interface SendResponse {
@@ -155,6 +157,7 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
     ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing, simNumber: simNumber ?? null,
     priority: input.priority ?? 0, withDeliveryReport: input.withDeliveryReport ?? true,
     callback: input.callback ? { id: newId(), ...input.callback } : null,
+    statusCallback: input.statusCallback ?? null,
   };
   const charge = { period: quotaPeriod(now).start, limit: user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT };
   // One statement stores it all (atomic by itself).

@@ -49,6 +49,7 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
   const params: unknown[] = [
     m.userId, m.batch?.id ?? null, m.batch?.recipientsCount ?? null, m.requestedDeviceId, m.createdAt, m.sendAt ?? null, m.validUntil ?? null,
     m.simNumber ?? null, m.ids, m.recipients, m.batch?.externalId ?? null, m.priority ?? 0, m.withDeliveryReport ?? true, m.callback?.id ?? null,
+    m.statusCallback ?? null,
   ];
   const p = (value: unknown) => `$${params.push(value)}`;
   const rows =
@@ -99,16 +100,16 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
      ),
      stored AS (
        INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id)
+                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, status_callback)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
-              $12::smallint, $13::boolean, $14::uuid
+              $12::smallint, $13::boolean, $14::uuid, $15::text
          FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number NOT IN (SELECT phone FROM opted)
      ),
      moved AS (
        INSERT INTO messages AS s (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, state, failed_at, error)
+                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, status_callback, state, failed_at, error)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
-              $12::smallint, $13::boolean, $14::uuid, 'failed', $5::timestamptz, ${failure}::text
+              $12::smallint, $13::boolean, $14::uuid, $15::text, 'failed', $5::timestamptz, ${failure}::text
          FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number IN (SELECT phone FROM opted)
        RETURNING s.id, s.user_id, s.device_id, s.failed_at AS at, s.error, to_jsonb(s) AS snapshot
      ),

@@ -24,6 +24,7 @@ export const TAGS = [
   { name: 'device', description: 'The native device protocol, for smsgw\'s own device agents (device token).' },
   { name: 'mobile', description: 'The SMS Gate app\'s mobile API (phone token): what a paired Android phone calls.' },
   { name: 'sms-gate-client', description: 'SMS Gate\'s client API at /3rdparty/v1, for its libraries and integrations (docs/compatibility.md): Basic (user name or id : API key) or Bearer; errors are {message}.' },
+  { name: 'twilio', description: 'Twilio\'s Messages API at /2010-04-01, for its libraries (docs/compatibility.md), and your Twilio credentials at /api/v1/twilio: Basic (Account SID : Auth Token or API key); form-encoded bodies; errors are {code, message, more_info, status}.' },
   { name: 'health', description: 'Liveness and readiness.' },
   { name: 'kannel', description: 'Kannel\'s sendsms, for clients written for Kannel (docs/compatibility.md); credentials in the request.' },
 ];
@@ -34,6 +35,7 @@ export const SECURITY_SCHEMES = {
   deviceToken: { type: 'http', scheme: 'bearer', description: 'A device token (smsgw_dt_…), from creating a device.' },
   phoneToken: { type: 'http', scheme: 'bearer', description: 'The token an SMS Gate phone got when it registered.' },
   basic: { type: 'http', scheme: 'basic', description: 'SMS Gate\'s client API only: your user name (or user id) and an API key as the password.' },
+  twilioBasic: { type: 'http', scheme: 'basic', description: 'Twilio\'s Messages API only: your Account SID and your Auth Token (or an API key) as the password.' },
 } as const;
 
 const PARAMETER = /^:(\w+)$/;
@@ -44,8 +46,9 @@ export function operationId(method: string, url: string): string {
   const words = (segments[0] === 'api' && segments[1] === 'mobile' ? ['api', ...segments.slice(1)] : segments.filter((s) => s !== 'api'))
     .filter((s) => !/^v\d+$/.test(s))
     .map((s) => {
-      const parameter = PARAMETER.exec(s);
-      return parameter ? `by-${parameter[1]}` : s;
+      // Twilio's paths end in `.json` (`Messages/:Sid.json`): the suffix is no part of the name.
+      const parameter = PARAMETER.exec(s.replace(/\.json$/, ''));
+      return parameter ? `by-${parameter[1]}` : s.replace(/\.json$/, '');
     });
   const camel = words
     .flatMap((w) => w.split(/[-_]/))
@@ -62,6 +65,7 @@ export function securityFor(url: string): Security | undefined {
   if (/^\/(health|ready|metrics)$/.test(url) || url.startsWith('/docs') || url === '/3rdparty/v1/health') return [];
   if (url.startsWith('/3rdparty/v1')) return [{ basic: [] }, { bearer: [] }];
   if (url.startsWith('/cgi-bin/')) return []; // Kannel: the user name and an API key are variables of the request
+  if (url.startsWith('/2010-04-01/')) return [{ twilioBasic: [] }];
   if (url.startsWith('/api/v1/device/')) return [{ deviceToken: [] }];
   if (/^\/(api\/)?mobile\/v1\/inbound\//.test(url)) return [];
   if (/^\/(api\/)?mobile\/v1\/device$/.test(url)) return [{ phoneToken: [] }, {}]; // registering: a pairing code in the body, or its token

@@ -3,6 +3,7 @@ import { deviceCommands } from './devices.ts';
 import { keyCommands } from './keys.ts';
 import { messageCommands } from './messages.ts';
 import { quotaCommands } from './quota.ts';
+import { twilioCommands } from './twilio.ts';
 import { userCommands } from './users.ts';
 import { webhookCommands } from './webhooks.ts';
 
@@ -12,6 +13,7 @@ export const COMMANDS: Record<string, Command> = {
   ...keyCommands,
   ...deviceCommands,
   ...quotaCommands,
+  ...twilioCommands,
   ...messageCommands,
   ...webhookCommands,
 };

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client.ts';
 import { Button, Field, Notice, Page, Table, h, message, useAction, useLoad, when } from '../ui.ts';
+import { TwilioCredentials } from './twilio-credentials.ts';
 
 /** API keys: create (the key is shown once), revoke. */
 export function ApiKeys() {
@@ -37,5 +38,6 @@ export function ApiKeys() {
           ? h(Button, { kind: 'danger', onClick: () => revoke(k.id) }, `Confirm revoke ${k.name}`)
           : h(Button, { kind: 'danger', onClick: () => setConfirming(k.id) }, `Revoke ${k.name}`)]),
     }),
+    h(TwilioCredentials, null),
   );
 }

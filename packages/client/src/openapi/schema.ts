@@ -196,6 +196,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/2010-04-01/Accounts/{AccountSid}/Messages.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List messages, newest first, in Twilio's pages */
+        get: operations["get20100401AccountsByAccountSidMessages"];
+        put?: never;
+        /** Send a message: 201 with Twilio's Message resource */
+        post: operations["post20100401AccountsByAccountSidMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A message */
+        get: operations["get20100401AccountsByAccountSidMessagesBySid"];
+        put?: never;
+        /** Cancel a scheduled message (Status=canceled) or redact its text (Body=) */
+        post: operations["post20100401AccountsByAccountSidMessagesBySid"];
+        /** Delete a final message: 204 */
+        delete: operations["delete20100401AccountsByAccountSidMessagesBySid"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/plans/quota": {
         parameters: {
             query?: never;
@@ -839,6 +876,40 @@ export interface paths {
         head?: never;
         /** Change a template */
         patch: operations["patchTemplatesById"];
+        trace?: never;
+    };
+    "/api/v1/twilio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your Twilio Account SID, Messaging Service SID and Auth Token */
+        get: operations["getTwilio"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/twilio/auth-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace your Twilio Auth Token (the old one stops working) */
+        post: operations["postTwilioAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/webhooks": {
@@ -2258,6 +2329,51 @@ export interface components {
             /** @constant */
             token_type: "Bearer";
         };
+        /** @description Your credentials for Twilio's Messages API at /2010-04-01 (docs/compatibility.md). */
+        TwilioAccount: {
+            /** @description `AC` + 32 hex digits: the username of Twilio's Basic auth, and the account in its paths. */
+            account_sid: string;
+            /** @description The password of Twilio's Basic auth (an smsgw API key works too). */
+            auth_token: string;
+            /** @description `MG` + 32 hex digits: your whole fleet, as Twilio's `MessagingServiceSid`. */
+            messaging_service_sid: string;
+        };
+        /** @description Twilio's error body. */
+        TwilioError: {
+            code: number;
+            message: string;
+            more_info: string;
+            status: number;
+        };
+        /** @description Twilio's Message resource. */
+        TwilioMessage: {
+            account_sid: string;
+            /** @constant */
+            api_version: "2010-04-01";
+            body: string;
+            /** @description RFC 2822 */
+            date_created: string;
+            date_sent: string | null;
+            date_updated: string;
+            /** @constant */
+            direction: "outbound-api";
+            error_code: number | null;
+            error_message: string | null;
+            from: string | null;
+            messaging_service_sid: string;
+            /** @constant */
+            num_media: "0";
+            num_segments: string;
+            price: null;
+            price_unit: null;
+            sid: string;
+            status: string;
+            subresource_uris: {
+                media: string;
+            };
+            to: string;
+            uri: string;
+        };
         /** @description An endpoint that receives signed events (Standard Webhooks). */
         Webhook: {
             /** Format: date-time */
@@ -3162,6 +3278,346 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get20100401AccountsByAccountSidMessages: {
+        parameters: {
+            query?: {
+                DateSent?: string;
+                "DateSent<"?: string;
+                "DateSent>"?: string;
+                From?: string;
+                Page?: string;
+                PageSize?: string;
+                PageToken?: string;
+                To?: string;
+            };
+            header?: never;
+            path: {
+                AccountSid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: list messages, newest first, in Twilio's pages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        end: number;
+                        first_page_uri: string;
+                        messages: components["schemas"]["TwilioMessage"][];
+                        next_page_uri: string | null;
+                        page: number;
+                        page_size: number;
+                        previous_page_uri: string | null;
+                        start: number;
+                        uri: string;
+                    };
+                };
+            };
+            /** @description Twilio's error body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+        };
+    };
+    post20100401AccountsByAccountSidMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                AccountSid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string | string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Twilio's Message resource. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioMessage"];
+                };
+            };
+            /** @description Twilio's error body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+        };
+    };
+    get20100401AccountsByAccountSidMessagesBySid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                AccountSid: string;
+                Sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Twilio's Message resource. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioMessage"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Twilio's error body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+        };
+    };
+    post20100401AccountsByAccountSidMessagesBySid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                AccountSid: string;
+                Sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string | string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Twilio's Message resource. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioMessage"];
+                };
+            };
+            /** @description Twilio's error body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+        };
+    };
+    delete20100401AccountsByAccountSidMessagesBySid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                AccountSid: string;
+                Sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Twilio's error body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
+                };
+            };
+            /** @description Twilio's error body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioError"];
                 };
             };
         };
@@ -7971,6 +8427,118 @@ export interface operations {
                         /** @enum {string} */
                         error?: "rate_limited";
                     };
+                };
+            };
+        };
+    };
+    getTwilio: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your credentials for Twilio's Messages API at /2010-04-01 (docs/compatibility.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioAccount"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests, slow down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postTwilioAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your credentials for Twilio's Messages API at /2010-04-01 (docs/compatibility.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioAccount"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "rate_limited",
+                     *       "message": "Too many requests, slow down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
