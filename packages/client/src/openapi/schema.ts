@@ -3462,13 +3462,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "message": "The request is not valid."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /** @description Twilio's error body. */
@@ -8450,6 +8447,21 @@ export interface operations {
                 };
             };
             /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
+                };
+            };
+            /**
              * @description Unauthorized, error code:
              *     - `unauthorized`: Authentication required
              */
@@ -8458,13 +8470,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "unauthorized",
-                     *       "message": "Authentication required"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unauthorized";
+                    };
                 };
             };
             /**
@@ -8476,13 +8485,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "rate_limited",
-                     *       "message": "Too many requests, slow down."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
                 };
             };
         };
@@ -8514,13 +8520,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "unauthorized",
-                     *       "message": "Authentication required"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unauthorized";
+                    };
                 };
             };
             /**
@@ -8532,13 +8535,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "rate_limited",
-                     *       "message": "Too many requests, slow down."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
                 };
             };
         };
