@@ -40,3 +40,4 @@ export * from './user-settings.ts';
 export * from './sticky-senders.ts';
 export * from './queue-deadline.ts';
 export * from './failover.ts';
+export * from './scoped-tokens.ts';
