@@ -21,6 +21,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/3rdparty/v1/auth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issue an access token with scopes and its refresh token */
+        post: operations["post3rdpartyAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/auth/token/{jti}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a token by its jti (an access token's revokes its refresh token too); 204 also for an unknown jti, as upstream */
+        delete: operations["delete3rdpartyAuthTokenByJti"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/auth/token/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Exchange a refresh token (as Bearer) for a new pair; the old pair is revoked, and a replay is 401 */
+        post: operations["post3rdpartyAuthTokenRefresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/3rdparty/v1/device": {
         parameters: {
             query?: never;
@@ -2206,6 +2257,35 @@ export interface components {
                 text: string;
             };
         };
+        /**
+         * @example {
+         *       "scopes": [
+         *         "messages:send",
+         *         "messages:read"
+         *       ],
+         *       "ttl": 600
+         *     }
+         */
+        SmsGateTokenRequest: {
+            /** @description SMS Gate scopes (docs/http-api.md, "Scopes"). */
+            scopes: string[];
+            ttl?: number | null;
+        };
+        /** @description A JWT pair with scopes, as SMS Gate's `TokenResponse`. */
+        SmsGateTokenResponse: {
+            access_token: string;
+            /**
+             * Format: date-time
+             * @description When the access token expires.
+             */
+            expires_at: string;
+            /** @description The access token's jti: DELETE /auth/token/{id} revokes it and its refresh token. */
+            id: string;
+            /** @description Single use: POST /auth/token/refresh with it as Bearer. */
+            refresh_token: string;
+            /** @constant */
+            token_type: "Bearer";
+        };
         /** @description A message template; {{name}} and {{phone}} are filled per recipient. */
         Template: {
             body: string;
@@ -2336,6 +2416,187 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scopes": [
+                 *         "messages:send",
+                 *         "messages:read"
+                 *       ],
+                 *       "ttl": 600
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsGateTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description A JWT pair with scopes, as SMS Gate's `TokenResponse`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateTokenResponse"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    delete3rdpartyAuthTokenByJti: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jti: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyAuthTokenRefresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JWT pair with scopes, as SMS Gate's `TokenResponse`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateTokenResponse"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3203,6 +3464,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -3317,6 +3596,24 @@ export interface operations {
                      * @example {
                      *       "error": "quota_exceeded",
                      *       "message": "Monthly message quota exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3504,6 +3801,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Conflict, error code:
              *     - `idempotency_key_in_use`: A request with this Idempotency-Key is still in progress.
              */
@@ -3615,6 +3930,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -3700,6 +4033,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -3768,6 +4119,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3961,6 +4330,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -4053,6 +4440,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4162,6 +4567,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -4248,6 +4671,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4365,6 +4806,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4505,6 +4964,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -4585,6 +5062,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5150,6 +5645,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -5229,6 +5742,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5372,6 +5903,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -5458,6 +6007,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5658,6 +6225,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -5726,6 +6311,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5819,6 +6422,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5919,6 +6540,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -5998,6 +6637,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6090,6 +6747,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6210,6 +6885,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -6317,6 +7010,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6436,6 +7147,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -6523,6 +7252,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6632,6 +7379,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6748,6 +7513,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -6818,6 +7601,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6898,6 +7699,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -6954,6 +7773,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7048,6 +7885,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7170,6 +8025,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -7261,6 +8134,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7412,6 +8303,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -7537,6 +8446,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -7637,6 +8564,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7766,6 +8711,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -7848,6 +8811,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7975,6 +8956,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -8046,6 +9045,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8140,6 +9157,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -8210,6 +9245,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8302,6 +9355,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8415,6 +9486,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -8504,6 +9593,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8605,6 +9712,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Conflict, error code:
              *     - `webhook_limit_reached`: The limit of webhook endpoints is reached; delete one first.
              */
@@ -8699,6 +9824,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -8785,6 +9928,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8903,6 +10064,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -9000,6 +10179,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -9089,6 +10286,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9207,6 +10422,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -9295,6 +10528,24 @@ export interface operations {
                      * @example {
                      *       "error": "unauthorized",
                      *       "message": "Authentication required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

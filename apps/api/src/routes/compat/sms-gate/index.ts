@@ -37,7 +37,7 @@ const smsGateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(healthRoutes);
   await app.register(async (authenticated) => {
     authenticated.addHook('onRequest', smsGateAuthentication(app));
-    const login = { tags: ['sms-gate-client'], summary: 'Answers 200 to a valid login (integrations check their credentials with it)', response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError } };
+    const login = { tags: ['sms-gate-client'], summary: 'Answers 200 to a valid login (integrations check their credentials with it)', response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError, 403: SmsGateError } };
     authenticated.get('/', { prefixTrailingSlash: 'no-slash', schema: login }, async () => ({ message: 'OK' }));
     // The same with the slash, as Home Assistant's integration calls it (`{base}/`); the document lists the one without.
     authenticated.get('/', { prefixTrailingSlash: 'slash', schema: { ...login, hide: true } }, async () => ({ message: 'OK' }));
