@@ -2423,6 +2423,15 @@ export interface operations {
                     "application/json": components["schemas"]["SmsGateError"];
                 };
             };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
         };
     };
     post3rdpartyAuthToken: {
@@ -2634,6 +2643,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2690,6 +2708,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2729,6 +2756,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2785,6 +2821,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2888,6 +2933,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2955,6 +3009,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3039,6 +3102,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3098,6 +3170,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3181,6 +3262,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3248,6 +3338,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3332,6 +3431,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3391,6 +3499,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '@smsgw/db';
 import { createTestUser, uniquePhone as phone, type TestApi, type TestUser, startTestApi } from '../../../testing/test-api.ts';
 import { newerClient, publishedClient, refreshToken } from '../../../testing/sms-gate-client.ts';
+import { ROUTE_SCOPES } from '../../../plugins/scopes.ts';
 
 /**
  * SMS Gate's tokens and scopes (`/3rdparty/v1/auth/token`) against a listening smsgw: the published
@@ -114,6 +115,14 @@ describe('SMS Gate tokens', () => {
 });
 
 describe('scopes on smsgw\'s own API', () => {
+  it('names only routes that exist in its table (a misspelt one would fall back to all:any unnoticed)', () => {
+    const missing = [...ROUTE_SCOPES.keys()].filter((key) => {
+      const [method, url] = key.split(' ') as [string, string];
+      return !api.app.hasRoute({ method: method as 'GET', url });
+    });
+    expect(missing).toEqual([]);
+  });
+
   const call = async (token: string, method: string, url: string, payload?: object) => {
     const response = await api.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload && { payload }) });
     return { status: response.statusCode, body: response.json() as Record<string, unknown> };
