@@ -69,7 +69,7 @@ export const auth = fp(
     app.decorateRequest('auth', null as unknown as AuthContext);
 
     // Every credential without scopes holds `all:any`, which grants every route but the refresh.
-    app.addHook('preValidation', async (request) => {
+    app.addHook('preParsing', async (request) => {
       if (!request.auth) return;
       const need = routeScope(request.method, request.routeOptions.url);
       if (!grants(request.auth.token?.scopes ?? [ALL_SCOPES], need)) throw new AppError('forbidden', `scope required: ${need === 'login' ? ALL_SCOPES : need}`);

@@ -55,6 +55,8 @@ describe('SMS Gate tokens', () => {
     await expect(publishedClient(baseUrl, u.user.name, token).getDevices()).rejects.toThrow(forbidden('devices:list'));
     const { access_token: reader } = await tokenFor(u, ['messages:read', 'devices:list']);
     await expect(newerClient(baseUrl, '', reader).send({ phoneNumbers: [] })).rejects.toThrow(forbidden('messages:send'));
+    const unreadable = await fetch(`${baseUrl}/3rdparty/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' }, body: '{' });
+    expect([unreadable.status, await unreadable.json()]).toEqual([403, { message: 'scope required: messages:send' }]);
     expect(await publishedClient(baseUrl, u.user.name, reader).getDevices()).toHaveLength(1);
     expect((await newerClient(baseUrl, '', reader).getState(sent.id)).id).toBe(sent.id);
     expect(await api.db.message.count({ where: { userId: u.userId } })).toBe(1);
