@@ -79,6 +79,15 @@ describe('SMS Gate tokens', () => {
     await expect(newerClient(baseUrl, '', third.refresh_token).send(message())).rejects.toThrow(forbidden('messages:send'));
   });
 
+  it('lets one of two concurrent refreshes of a token win; the other is 401 and stores nothing', async () => {
+    const u = await createTestUser(api.db);
+    const pair = await tokenFor(u, ['messages:read']);
+    const results = await Promise.allSettled(Array.from({ length: 4 }, () => refreshToken(baseUrl, pair.refresh_token)));
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String(r.reason))).toEqual(Array(3).fill(`Error: ${unauthorized}`));
+    expect(await api.db.scopedToken.count({ where: { userId: u.userId } })).toBe(4);
+  });
+
   it('revokes by jti: the access token and its refresh token 401, another user\'s jti untouched', async () => {
     const u = await createTestUser(api.db);
     const pair = await tokenFor(u, ['messages:send', 'tokens:manage']);
