@@ -72,6 +72,8 @@ export function userAuth(apiKey: string, jwtSecret: string): fc.Arbitrary<Record
   const claims = fc.oneof(
     fc.record({ sub: hostileValue, key_id: hostileValue, exp: fc.constant(exp) }),
     fc.record({ sub: fc.uuid(), key_id: fc.uuid(), exp: fc.oneof(fc.constant(exp), hostileValue) }),
+    // SMS Gate's scoped tokens: malformed `jti`, `scopes` and `original_scopes` claims.
+    fc.record({ sub: fc.uuid(), key_id: fc.uuid(), exp: fc.constant(exp), jti: fc.oneof(fc.uuid(), hostileValue), scopes: fc.oneof(fc.constant(['all:any']), hostileValue), original_scopes: hostileValue }, { requiredKeys: ['sub', 'key_id', 'exp', 'scopes'] }),
     hostileValue,
   );
   return mostly<Record<string, string>>(

@@ -1,7 +1,7 @@
 /**
  * Fuzz of SMS Gate's client API (`/3rdparty/v1`): sending, reading, listing, cancelling, devices,
- * health and the login check, with Basic and Bearer credentials, hostile or not: never a 5xx,
- * every 4xx upstream's `{message}`.
+ * health, the login check and tokens (issue, refresh, revoke), with Basic and Bearer credentials
+ * and scoped tokens, hostile or not: never a 5xx, every 4xx upstream's `{message}`.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -15,6 +15,8 @@ let api: FuzzApi;
 let headers: fc.Arbitrary<Record<string, string>>;
 let deviceId: string;
 const messageIds = new IdPool(['seed-1']);
+const tokenIds = new IdPool([]);
+const SCOPES = ['messages:send', 'messages:read', 'messages:list', 'messages:cancel', 'devices:list', 'devices:delete', 'tokens:manage', 'all:any', 'tokens:refresh'];
 const deviceIds: string[] = [];
 
 beforeAll(async () => {
@@ -23,8 +25,22 @@ beforeAll(async () => {
   deviceId = user.deviceId!;
   deviceIds.push(...user.devices.map((d) => d.id));
   const basic = (login: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}` });
+  // Scoped tokens, their refresh tokens (spent as the fuzz refreshes them) and a revoked pair.
+  const issue = async (scopes: string[]) => {
+    const res = await api.app.inject({ method: 'POST', url: '/3rdparty/v1/auth/token', headers: { authorization: `Bearer ${user.apiKey}` }, payload: { scopes } });
+    if (res.statusCode !== 201) throw new Error(`token: ${res.statusCode} ${res.body}`);
+    const pair = res.json() as { id: string; access_token: string; refresh_token: string };
+    tokenIds.add(pair.id);
+    return pair;
+  };
+  const pairs = await Promise.all([['messages:send', 'messages:read'], ['tokens:manage', 'devices:list'], ['all:any'], ['messages:list', 'messages:cancel']].map(issue));
+  const revoked = await issue(['all:any']);
+  await api.app.inject({ method: 'DELETE', url: `/3rdparty/v1/auth/token/${revoked.id}`, headers: { authorization: `Bearer ${user.apiKey}` } });
+  const tokens = [...pairs, revoked].flatMap((p) => [p.access_token, p.refresh_token]);
   headers = mostly<Record<string, string>>(
     fc.constantFrom(basic(user.user.name, user.apiKey), basic(user.userId, user.apiKey), { authorization: `Bearer ${user.apiKey}` }),
+    fc.constantFrom(...tokens).map((token) => ({ authorization: `Bearer ${token}` })),
+    fc.constantFrom(...tokens).map((token) => basic(user.user.name, token)),
     userAuth(user.apiKey, api.config.JWT_SECRET),
     fc.constantFrom(basic('', user.apiKey), basic(user.user.name, ''), basic('nobody', user.apiKey), { authorization: 'Basic' }, { authorization: 'Basic ===' }),
     fc.tuple(hostileString, hostileString).map(([login, password]) => basic(login, password)),
@@ -86,6 +102,15 @@ describe('SMS Gate client API under random and hostile input', () => {
       route({ method: 'DELETE', path: fc.oneof(idPath('/3rdparty/v1/messages'), idPath('/3rdparty/v1/message')), headers }),
       route({ method: 'GET', path: fc.constantFrom('/3rdparty/v1/devices', '/3rdparty/v1/device', '/3rdparty/v1/', '/3rdparty/v1', '/3rdparty/v1/health'), headers }),
       route({ method: 'DELETE', path: pathId(deviceIds.slice(1)).map((id) => `/3rdparty/v1/devices/${id}`), headers }),
+      route({
+        method: 'POST',
+        path: '/3rdparty/v1/auth/token',
+        body: shaped({ scopes: fc.array(fc.oneof(fc.constantFrom(...SCOPES), hostileString), { maxLength: 4 }), ttl: fc.integer({ min: -5, max: 100_000 }) }),
+        headers,
+        creates: tokenIds,
+      }),
+      route({ method: 'POST', path: '/3rdparty/v1/auth/token/refresh', headers }),
+      route({ method: 'DELETE', path: pathId(tokenIds).map((id) => `/3rdparty/v1/auth/token/${id}`), headers }),
       ...(['PUT', 'HEAD', 'OPTIONS', 'PATCH'] as const).map((method) =>
         route({ method, path: fc.constantFrom('/3rdparty/v1/messages', '/3rdparty/v1/devices', '/3rdparty/v1/nowhere', '/3rdparty/v1/messages/seed-1'), headers }),
       ),

@@ -27,7 +27,7 @@ export const ERRORS = {
   unauthorized: { status: 401, message: 'Authentication required' },
   /** The monthly quota cannot cover every message of the request. */
   quota_exceeded: { status: 402, message: 'Monthly message quota exceeded' },
-  /** Valid credentials of a kind the operation does not accept. */
+  /** Valid credentials of a kind the operation does not accept, or a scoped token without the route's scope (`scope required: <scope>`). */
   forbidden: { status: 403, message: 'This operation requires an API key.' },
   /** A resource that does not exist or that the caller may not see. */
   not_found: { status: 404, message: 'Not found' },

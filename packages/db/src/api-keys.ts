@@ -69,14 +69,19 @@ export async function authenticateApiKey(sql: Sql, secret: string): Promise<Auth
 
 /**
  * The user of a JWT, if the API key it was issued to is theirs and not revoked and the user is not
- * disabled: one statement on both primary keys (a revoked key ends the JWTs issued to it).
+ * disabled: one statement on both primary keys (a revoked key ends the JWTs issued to it). A JWT
+ * with a `jti` (SMS Gate's scoped tokens) must also be on record for that key and not revoked:
+ * revocation costs no statement of its own.
  */
-export async function findUserOfLiveKey(sql: Sql, options: { userId: string; keyId: string }): Promise<UserRow | null> {
+export async function findUserOfLiveKey(sql: Sql, options: { userId: string; keyId: string; tokenId?: string }): Promise<UserRow | null> {
   const { rows } = await sql.query<UserRow>(
     `SELECT u.id, u.name, u.monthly_quota AS "monthlyQuota"
        FROM users u JOIN api_keys k ON k.user_id = u.id
-      WHERE u.id = $1 AND k.id = $2 AND k.revoked_at IS NULL AND u.disabled_at IS NULL`,
-    [options.userId, options.keyId],
+      WHERE u.id = $1 AND k.id = $2 AND k.revoked_at IS NULL AND u.disabled_at IS NULL
+        AND ($3::uuid IS NULL OR EXISTS (
+              SELECT 1 FROM scoped_tokens t
+               WHERE t.id = $3 AND t.api_key_id = k.id AND t.revoked_at IS NULL AND t.expires_at > now()))`,
+    [options.userId, options.keyId, options.tokenId ?? null],
   );
   return rows[0] ?? null;
 }

@@ -41,3 +41,4 @@ export * from './sticky-senders.ts';
 export * from './queue-deadline.ts';
 export * from './failover.ts';
 export * from './twilio.ts';
+export * from './scoped-tokens.ts';

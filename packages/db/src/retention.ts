@@ -39,6 +39,15 @@ export async function purgeDevicePairings(sql: Sql, options: { expiredBefore: Da
   return rowCount ?? 0;
 }
 
+/** Deletes up to `limit` rows of SMS Gate tokens that expired before `expiredBefore` (their JWTs are refused by `exp` already); returns how many. */
+export async function purgeScopedTokens(sql: Sql, options: { expiredBefore: Date; limit: number }): Promise<number> {
+  const { rowCount } = await sql.query(
+    `DELETE FROM scoped_tokens WHERE id IN (SELECT id FROM scoped_tokens WHERE expires_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [options.expiredBefore, options.limit],
+  );
+  return rowCount ?? 0;
+}
+
 /**
  * Deletes up to `limit` final (delivered, failed or cancelled) messages whose last change is older than
  * `finishedBefore`, with their history, and each of their batches and callbacks that has no message

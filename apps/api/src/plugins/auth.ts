@@ -1,15 +1,25 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
-import { isUuid } from '@smsgw/core';
+import { AppError, isUuid } from '@smsgw/core';
 import { authenticateApiKey, findUserOfLiveKey, touchApiKey, type UserRow } from '@smsgw/db';
 import { authFailures } from './auth-failures.ts';
+import { ALL_SCOPES, grants, routeScope } from './scopes.ts';
 
 export interface AuthContext {
   user: UserRow;
   method: 'api_key' | 'jwt';
   /** The API key of the request, or the one that the request's JWT was issued to. */
   apiKeyId: string;
+  /** A JWT with scopes (SMS Gate's tokens, plugins/scopes.ts): its jti and claims. Absent: every scope. */
+  token?: ScopedClaims;
+}
+
+export interface ScopedClaims {
+  id: string;
+  scopes: readonly string[];
+  /** A refresh token's: the scopes of the pair it renews. */
+  originalScopes?: readonly string[];
 }
 
 declare module 'fastify' {
@@ -41,7 +51,9 @@ export function readCredential(request: FastifyRequest): string | undefined {
  * Authentication of user endpoints: API keys (as `X-API-Key` or bearer) and HS256 JWTs issued by
  * `POST /api/v1/auth/token`, with the algorithm pinned and `exp`, `sub` and `key_id` required. A
  * JWT is only as good as the API key it was issued to: revoking the key ends its JWTs (a JWT
- * without `key_id`, issued before the claim existed, is refused).
+ * without `key_id`, issued before the claim existed, is refused). A JWT with `scopes` (SMS Gate's
+ * tokens) needs its `jti` on record and not revoked, checked in the same one statement, and may
+ * call only the routes its scopes grant (403 `scope required: <scope>`, before the body is read).
  */
 export const auth = fp(
   async (app: FastifyInstance) => {
@@ -55,6 +67,13 @@ export const auth = fp(
     });
 
     app.decorateRequest('auth', null as unknown as AuthContext);
+
+    // Every credential without scopes holds `all:any`, which grants every route but the refresh.
+    app.addHook('preParsing', async (request) => {
+      if (!request.auth) return;
+      const need = routeScope(request.method, request.routeOptions.url);
+      if (!grants(request.auth.token?.scopes ?? [ALL_SCOPES], need)) throw new AppError('forbidden', `scope required: ${need === 'login' ? ALL_SCOPES : need}`);
+    });
 
     app.decorate('authenticate', async (request: FastifyRequest) => {
       request.auth = await app.verifyCredential(request, async () => {
@@ -83,7 +102,7 @@ export const auth = fp(
     }
 
     async function fromJwt(token: string): Promise<AuthContext | null> {
-      let payload: { sub?: unknown; key_id?: unknown };
+      let payload: { sub?: unknown; key_id?: unknown; jti?: unknown; scopes?: unknown; original_scopes?: unknown };
       try {
         payload = app.jwt.verify(token);
       } catch {
@@ -91,9 +110,21 @@ export const auth = fp(
       }
       const { sub, key_id: keyId } = payload;
       if (typeof sub !== 'string' || !isUuid(sub) || typeof keyId !== 'string' || !isUuid(keyId)) return null;
-      const user = await findUserOfLiveKey(app.sql, { userId: sub, keyId });
-      return user && { user, method: 'jwt', apiKeyId: keyId };
+      const scoped = payload.scopes === undefined ? undefined : scopedClaims(payload);
+      if (scoped === null) return null;
+      const user = await findUserOfLiveKey(app.sql, { userId: sub, keyId, ...(scoped && { tokenId: scoped.id }) });
+      return user && { user, method: 'jwt', apiKeyId: keyId, ...(scoped && { token: scoped }) };
     }
   },
   { name: 'auth', dependencies: ['resources'] },
 );
+
+const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every((v) => typeof v === 'string');
+
+/** A scoped JWT's claims, or null when they are malformed (the token is refused). */
+function scopedClaims(payload: { jti?: unknown; scopes?: unknown; original_scopes?: unknown }): ScopedClaims | null {
+  const { jti, scopes, original_scopes: originalScopes } = payload;
+  if (typeof jti !== 'string' || !isUuid(jti) || !isStrings(scopes)) return null;
+  if (originalScopes !== undefined && !isStrings(originalScopes)) return null;
+  return { id: jti.toLowerCase(), scopes, ...(originalScopes && { originalScopes }) };
+}

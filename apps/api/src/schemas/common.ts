@@ -11,9 +11,10 @@ export const ErrorBody = Type.Object(
   ERROR_BODY_OPTIONS,
 );
 
-/** Response schemas for the errors every authenticated route can return. */
+/** Response schemas for the errors every authenticated route can return (403: a scoped token without the route's scope). */
 export const authErrors = {
   401: ErrorBody,
+  403: ErrorBody,
   429: ErrorBody,
 };
 

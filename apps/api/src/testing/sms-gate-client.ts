@@ -67,5 +67,26 @@ export function newerClient(baseUrl: string, login: string, password: string) {
       if (options.sort) url.searchParams.append('sort', options.sort);
       return fetch(url.toString(), { method: 'GET', headers });
     },
+    /** `generateToken`: POST `/auth/token` with `{scopes, ttl?}`. */
+    generateToken: (request: { scopes: string[]; ttl?: number }) =>
+      fetchHttpClient.post<TokenResponse>(`${base}/auth/token`, request, { 'Content-Type': 'application/json', ...headers }),
+    /** `revokeToken`: DELETE `/auth/token/{jti}`. */
+    revokeToken: (jti: string) => fetchHttpClient.delete<void>(`${base}/auth/token/${jti}`, headers),
   };
+}
+
+export interface TokenResponse {
+  id: string;
+  token_type: string;
+  access_token: string;
+  refresh_token: string;
+  expires_at: string;
+}
+
+/**
+ * `RefreshToken` as client-go sends it (client-ts has no refresh call): POST `/auth/token/refresh`
+ * with no body and the refresh token as the only credential.
+ */
+export function refreshToken(baseUrl: string, token: string): Promise<TokenResponse> {
+  return fetchHttpClient.post<TokenResponse>(`${baseUrl}/3rdparty/v1/auth/token/refresh`, undefined, { Authorization: `Bearer ${token}` });
 }

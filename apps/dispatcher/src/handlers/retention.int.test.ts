@@ -45,6 +45,21 @@ async function listTotal(apiKey: string): Promise<number> {
 }
 
 describe('retention', () => {
+  it('deletes SMS Gate tokens once expired, keeping live and revoked-but-unexpired ones', async () => {
+    const { userId } = await createTestUser(api.db);
+    const apiKeyId = (await api.db.apiKey.findFirstOrThrow({ where: { userId } })).id;
+    const token = (expiresAt: Date, revokedAt: Date | null = null) =>
+      api.db.scopedToken.create({ data: { id: newId(), userId, apiKeyId, use: 'access', scopes: ['all:any'], expiresAt, revokedAt } });
+    await token(new Date(Date.now() - 1000));
+    const live = await token(new Date(Date.now() + DAY));
+    const revoked = await token(new Date(Date.now() + DAY), new Date());
+
+    const result = await applyRetention(api.sql, config({}), new Date());
+
+    expect(result.scopedTokensPurged).toBeGreaterThanOrEqual(1);
+    expect((await api.db.scopedToken.findMany({ where: { userId }, orderBy: { id: 'asc' }, select: { id: true } })).map((t) => t.id)).toEqual([live.id, revoked.id].sort());
+  });
+
   it('deletes only final messages older than MESSAGE_RETENTION_DAYS, with their history and emptied batches; quota and counts stay right', async () => {
     const { userId, apiKey } = await createTestUser(api.db, { devices: 0 });
     await api.db.quotaUsage.create({ data: { userId, period: new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)), used: 9 } });

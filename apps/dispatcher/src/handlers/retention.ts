@@ -1,6 +1,6 @@
 import type { DispatcherConfig } from '@smsgw/config';
 import {
-  IDEMPOTENCY_KEY_RETENTION_MS, purgeDevicePairings, purgeIdempotencyKeys, purgeMessageEvents, purgeMessages, purgeReceivedMessages,
+  IDEMPOTENCY_KEY_RETENTION_MS, purgeDevicePairings, purgeScopedTokens, purgeIdempotencyKeys, purgeMessageEvents, purgeMessages, purgeReceivedMessages,
   purgeWebhookDeliveries, type Sql,
 } from '@smsgw/db/sql';
 
@@ -16,6 +16,7 @@ export interface RetentionResult {
   idempotencyKeysPurged: number;
   webhookDeliveriesPurged: number;
   pairingsPurged: number;
+  scopedTokensPurged: number;
   messagesPurged: number;
   messageEventsPurged: number;
   receivedPurged: number;
@@ -33,6 +34,7 @@ export async function applyRetention(sql: Sql, config: DispatcherConfig, now: Da
     idempotencyKeysPurged: await pages(() => purgeIdempotencyKeys(sql, { createdBefore: new Date(now.getTime() - IDEMPOTENCY_KEY_RETENTION_MS), limit })),
     webhookDeliveriesPurged: await pages(() => purgeWebhookDeliveries(sql, { createdBefore: ago(config.WEBHOOK_DELIVERY_RETENTION_DAYS * DAY_SECONDS), limit })),
     pairingsPurged: await pages(() => purgeDevicePairings(sql, { expiredBefore: ago(PAIRING_RETENTION_SECONDS), limit })),
+    scopedTokensPurged: await pages(() => purgeScopedTokens(sql, { expiredBefore: now, limit })),
     messagesPurged: config.MESSAGE_RETENTION_DAYS === 0 ? 0 : await pages(() => purgeMessages(sql, { finishedBefore: ago(config.MESSAGE_RETENTION_DAYS * DAY_SECONDS), limit })),
     messageEventsPurged:
       config.MESSAGE_EVENT_RETENTION_DAYS === 0 ? 0 : await pages(() => purgeMessageEvents(sql, { before: ago(config.MESSAGE_EVENT_RETENTION_DAYS * DAY_SECONDS), limit })),

@@ -53,7 +53,7 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = {
     reassigned: 0, unclaimedFailed: 0, unacknowledgedFailed: 0, sendingFailed: 0, devicesWokenAgain: 0, expired: 0, outboxEnqueued: 0,
-    webhooksEnqueued: 0, webhookEndpointsWoken: 0, deviceHealthMoved: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0, messagesPurged: 0,
+    webhooksEnqueued: 0, webhookEndpointsWoken: 0, deviceHealthMoved: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0, scopedTokensPurged: 0, messagesPurged: 0,
     messageEventsPurged: 0, receivedPurged: 0,
   };
   const failed = async (transitioned: Transitioned) => {

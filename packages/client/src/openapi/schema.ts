@@ -21,6 +21,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/3rdparty/v1/auth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issue an access token with scopes and its refresh token */
+        post: operations["post3rdpartyAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/auth/token/{jti}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a token by its jti (an access token's revokes its refresh token too); 204 also for an unknown jti, as upstream */
+        delete: operations["delete3rdpartyAuthTokenByJti"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/auth/token/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Exchange a refresh token (as Bearer) for a new pair; the old pair is revoked, and a replay is 401 */
+        post: operations["post3rdpartyAuthTokenRefresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/3rdparty/v1/device": {
         parameters: {
             query?: never;
@@ -2295,6 +2346,35 @@ export interface components {
                 text: string;
             };
         };
+        /**
+         * @example {
+         *       "scopes": [
+         *         "messages:send",
+         *         "messages:read"
+         *       ],
+         *       "ttl": 600
+         *     }
+         */
+        SmsGateTokenRequest: {
+            /** @description SMS Gate scopes (docs/http-api.md, "Scopes"). */
+            scopes: string[];
+            ttl?: number | null;
+        };
+        /** @description A JWT pair with scopes, as SMS Gate's `TokenResponse`. */
+        SmsGateTokenResponse: {
+            access_token: string;
+            /**
+             * Format: date-time
+             * @description When the access token expires.
+             */
+            expires_at: string;
+            /** @description The access token's jti: DELETE /auth/token/{id} revokes it and its refresh token. */
+            id: string;
+            /** @description Single use: POST /auth/token/refresh with it as Bearer. */
+            refresh_token: string;
+            /** @constant */
+            token_type: "Bearer";
+        };
         /** @description A message template; {{name}} and {{phone}} are filled per recipient. */
         Template: {
             body: string;
@@ -2477,6 +2557,196 @@ export interface operations {
                     "application/json": components["schemas"]["SmsGateError"];
                 };
             };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scopes": [
+                 *         "messages:send",
+                 *         "messages:read"
+                 *       ],
+                 *       "ttl": 600
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsGateTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description A JWT pair with scopes, as SMS Gate's `TokenResponse`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateTokenResponse"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    delete3rdpartyAuthTokenByJti: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jti: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "message": "The request is not valid."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyAuthTokenRefresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JWT pair with scopes, as SMS Gate's `TokenResponse`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateTokenResponse"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
         };
     };
     get3rdpartyDevice: {
@@ -2499,6 +2769,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2560,6 +2839,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2599,6 +2887,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2652,6 +2949,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2755,6 +3061,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2822,6 +3137,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2903,6 +3227,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2959,6 +3292,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3042,6 +3384,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3109,6 +3460,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3190,6 +3550,15 @@ export interface operations {
                 };
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3246,6 +3615,15 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3653,6 +4031,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -3758,6 +4154,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "quota_exceeded";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -3921,6 +4335,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Conflict, error code:
              *     - `idempotency_key_in_use`: A request with this Idempotency-Key is still in progress.
              */
@@ -4032,6 +4464,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -4108,6 +4558,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -4170,6 +4638,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -4339,6 +4825,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -4425,6 +4929,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -4519,6 +5041,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -4596,6 +5136,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -4701,6 +5259,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -4823,6 +5399,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -4897,6 +5491,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -5420,6 +6032,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -5493,6 +6123,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -5624,6 +6272,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -5701,6 +6367,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -5886,6 +6570,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -5963,6 +6665,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -6047,6 +6767,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -6135,6 +6873,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -6208,6 +6964,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -6288,6 +7062,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -6393,6 +7185,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -6491,6 +7301,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -6595,6 +7423,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -6673,6 +7519,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -6770,6 +7634,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -6874,6 +7756,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -6938,6 +7838,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -7021,6 +7939,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -7089,6 +8025,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -7174,6 +8128,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -7284,6 +8256,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -7369,6 +8359,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -7505,6 +8513,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -7615,6 +8641,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -7706,6 +8750,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -7820,6 +8882,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -7896,6 +8976,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8008,6 +9106,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -8073,6 +9189,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8155,6 +9289,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -8219,6 +9371,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8299,6 +9469,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8394,6 +9582,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8595,6 +9801,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Too Many Requests, error code:
              *     - `rate_limited`: Too many requests, slow down.
              */
@@ -8681,6 +9905,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Conflict, error code:
              *     - `webhook_limit_reached`: The limit of webhook endpoints is reached; delete one first.
              */
@@ -8763,6 +10005,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -8840,6 +10100,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -8943,6 +10221,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -9028,6 +10324,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -9108,6 +10422,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -9208,6 +10540,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
              * @description Not Found, error code:
              *     - `not_found`: Not found
              */
@@ -9287,6 +10637,24 @@ export interface operations {
                         /** @enum {string} */
                         error?: "unauthorized";
                     };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "message": "This operation requires an API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**

@@ -8,6 +8,7 @@ import { smsGateAuthentication } from './auth.ts';
 import deviceRoutes from './devices.ts';
 import healthRoutes from './health.ts';
 import messageRoutes from './messages.ts';
+import tokenRoutes from './tokens.ts';
 import { isKnownRegion } from './phone-numbers.ts';
 import { SmsGateError } from './schemas.ts';
 
@@ -36,10 +37,11 @@ const smsGateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(healthRoutes);
   await app.register(async (authenticated) => {
     authenticated.addHook('onRequest', smsGateAuthentication(app));
-    const login = { tags: ['sms-gate-client'], summary: 'Answers 200 to a valid login (integrations check their credentials with it)', response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError } };
+    const login = { tags: ['sms-gate-client'], summary: 'Answers 200 to a valid login (integrations check their credentials with it)', response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError, 403: SmsGateError } };
     authenticated.get('/', { prefixTrailingSlash: 'no-slash', schema: login }, async () => ({ message: 'OK' }));
     // The same with the slash, as Home Assistant's integration calls it (`{base}/`); the document lists the one without.
     authenticated.get('/', { prefixTrailingSlash: 'slash', schema: { ...login, hide: true } }, async () => ({ message: 'OK' }));
+    await authenticated.register(tokenRoutes, { prefix: '/auth' });
     // `/message` and `/device` are upstream's deprecated spellings, still called by its clients.
     for (const [messages, devices] of [['/messages', '/devices'], ['/message', '/device']] as const) {
       await authenticated.register(messageRoutes, { prefix: messages, deprecated: messages === '/message' });

@@ -31,7 +31,7 @@ const messageRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async 
         summary: 'Send a message to up to 100 recipients: 202 with its state and Location',
         querystring: SendQuery,
         body: SmsGateMessage,
-        response: { 202: SmsGateMessageState, ...smsGateErrors(400, 401, 402, 409, 429, 503) },
+        response: { 202: SmsGateMessageState, ...smsGateErrors(400, 401, 403, 402, 409, 429, 503) },
       },
     },
     async (request, reply) => {
@@ -48,7 +48,7 @@ const messageRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async 
         ...schema,
         summary: 'List messages (every send of yours, whichever API sent it), the total in X-Total-Count',
         querystring: ListQuery,
-        response: { 200: Type.Array(SmsGateMessageState), ...smsGateErrors(400, 401, 429) },
+        response: { 200: Type.Array(SmsGateMessageState), ...smsGateErrors(400, 401, 403, 429) },
       },
     },
     async (request, reply) => {
@@ -70,7 +70,7 @@ const messageRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async 
 
   app.get(
     '/:id',
-    { schema: { ...schema, summary: 'A message\'s state, with its text', params: IdParams, response: { 200: SmsGateMessageState, ...smsGateErrors(401, 404, 429) } } },
+    { schema: { ...schema, summary: 'A message\'s state, with its text', params: IdParams, response: { 200: SmsGateMessageState, ...smsGateErrors(401, 403, 404, 429) } } },
     async (request) => toMessageState(await ownUnit(app, request.auth.user.id, request.params.id), true),
   );
 
@@ -81,7 +81,7 @@ const messageRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async 
         ...schema,
         summary: 'Cancel a Pending message: Cancelled, or Cancelling while its SMS Gate phone is asked; 409 when it is no longer Pending',
         params: IdParams,
-        response: { 200: SmsGateMessageState, ...smsGateErrors(401, 404, 409, 429) },
+        response: { 200: SmsGateMessageState, ...smsGateErrors(401, 403, 404, 409, 429) },
       },
     },
     async (request) => {
