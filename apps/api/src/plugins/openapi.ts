@@ -182,8 +182,10 @@ export function applyDocs<T extends { paths?: object }>(document: T): T {
       const docs = operation[DOCS];
       if (!docs) continue;
       delete operation[DOCS];
-      const json = operation.requestBody?.content['application/json'];
-      if (json && docs.body !== undefined) json.example = docs.body;
+      // A form-encoded body (Twilio's) carries the same example as a JSON one.
+      const content = operation.requestBody?.content;
+      const media = content?.['application/json'] ?? content?.['application/x-www-form-urlencoded'];
+      if (media && docs.body !== undefined) media.example = docs.body;
       for (const [status, doc] of Object.entries(docs.responses)) {
         const response = operation.responses?.[status];
         if (!response) continue;

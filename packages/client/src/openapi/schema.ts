@@ -3745,6 +3745,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "To": "+14155550123",
+                 *       "Body": "Your order has shipped."
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     [key: string]: string | string[];
                 };
@@ -3884,6 +3890,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "Status": "canceled"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     [key: string]: string | string[];
                 };

@@ -16,7 +16,10 @@ const MAX_BODY = 1600;
 /** Twilio's scheduling window: 15 minutes to 35 days ahead. */
 const [SEND_AT_MIN_S, SEND_AT_MAX_S] = [900, 35 * 24 * 3600];
 const MAX_PAGE_SIZE = 1000;
-const Form = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]));
+const FormValue = Type.Union([Type.String(), Type.Array(Type.String())]);
+/** Twilio's form parameters, read by name in the handlers (the SDKs send any of them). */
+const CreateForm = Type.Record(Type.String(), FormValue, { examples: [{ To: '+14155550123', Body: 'Your order has shipped.' }] });
+const UpdateForm = Type.Record(Type.String(), FormValue, { examples: [{ Status: 'canceled' }] });
 const Params = Type.Object({ AccountSid: Type.String({ maxLength: 64 }) });
 const SidParams = Type.Object({ AccountSid: Type.String({ maxLength: 64 }), Sid: Type.String({ maxLength: 64 }) });
 const ListQuery = Type.Object({
@@ -36,7 +39,7 @@ const Page = Type.Object({
  */
 const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/Messages.json', {
-    schema: { tags, summary: 'Send a message: 201 with Twilio\'s Message resource', consumes: ['application/x-www-form-urlencoded'], params: Params, body: Form, response: { 201: TwilioMessage, ...twilioErrors(400, 401, 404, 429, 503) } },
+    schema: { tags, summary: 'Send a message: 201 with Twilio\'s Message resource', consumes: ['application/x-www-form-urlencoded'], params: Params, body: CreateForm, response: { 201: TwilioMessage, ...twilioErrors(400, 401, 404, 429, 503) } },
   }, async (request, reply) => {
     const account = await twilioAccount(app.sql, request.auth.user.id);
     const id = await send(app, request.auth.user, account, request.body);
@@ -87,7 +90,7 @@ const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/Messages/:Sid.json', {
     schema: {
-      tags, summary: 'Cancel a scheduled message (Status=canceled) or redact its text (Body=)', consumes: ['application/x-www-form-urlencoded'], params: SidParams, body: Form,
+      tags, summary: 'Cancel a scheduled message (Status=canceled) or redact its text (Body=)', consumes: ['application/x-www-form-urlencoded'], params: SidParams, body: UpdateForm,
       response: { 200: TwilioMessage, ...twilioErrors(400, 401, 404, 429) },
     },
   }, async (request) => {
