@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, isUuid, segmentInfo, statesMatching, toMessageRecord } from '@smsgw/core';
-import { assertSendableText, findMessage, listMessages, sendMessages, type SendDeps, type SendInput } from '@smsgw/db';
-import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
+import { assertSendableText, findMessage, listMessages, sendMessages, type SendInput } from '@smsgw/db';
+import { sendDeps } from '../../services/send-deps.ts';
 import { IdParams, authErrors, cursorOf, cursorPage } from '../../schemas/common.ts';
 import { errors } from '../../schemas/errors.ts';
 import { Message } from '../../schemas/records.ts';
@@ -19,15 +19,6 @@ const sendErrors = { ...errors(...SEND_ERRORS), ...authErrors };
 /** Sending (`/api/sms/…`, spec 4.1) and reading (`/api/v1/sms…`, spec 4.3, 4.4). */
 const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
-  const sendDeps = (): SendDeps => ({
-    db: app.db,
-    sql: app.sql,
-    config: app.config,
-    incidents: app.incidents,
-    enqueueDispatch: (ids, at) => enqueueDispatch(app.dispatchQueue, ids, at),
-    enqueueWebhookDeliveries: (deliveries) => enqueueWebhookDeliveries(app.webhooksQueue, deliveries),
-    publishUserEvents: (events) => publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events),
-  });
 
   app.post(
     '/api/sms/send',
@@ -45,7 +36,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return withIdempotencyKey(request, reply, async (idempotency) => {
         const { body, recipients, group_ids, device_id } = request.body;
         const { encoding, segments } = segmentInfo(body);
-        const response = await sendMessages(sendDeps(), {
+        const response = await sendMessages(sendDeps(app), {
           user: request.auth.user,
           recipients,
           groupIds: group_ids ?? [],
@@ -76,7 +67,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const { recipients, template_id, variables = {}, group_ids, device_id } = request.body;
         const userId = request.auth.user.id;
         const response = await sendMessages(
-          sendDeps(),
+          sendDeps(app),
           {
             user: request.auth.user,
             recipients,

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import type { SendDeps } from '@smsgw/db';
-import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
+import { sendDeps } from '../../../services/send-deps.ts';
 import { lenientValidatorCompiler } from '../../../plugins/validation.ts';
 import { answerOf, type KannelAnswer } from './answers.ts';
 import { sendsms } from './sendsms.ts';
@@ -70,15 +69,7 @@ const kannelRoutes: FastifyPluginAsync = async (app) => {
     return send(reply, found);
   });
 
-  const deps: SendDeps = {
-    db: app.db,
-    sql: app.sql,
-    config: app.config,
-    incidents: app.incidents,
-    enqueueDispatch: (ids, at) => enqueueDispatch(app.dispatchQueue, ids, at),
-    enqueueWebhookDeliveries: (deliveries) => enqueueWebhookDeliveries(app.webhooksQueue, deliveries),
-    publishUserEvents: (events) => publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events),
-  };
+  const deps = sendDeps(app);
   const summary = 'Kannel sendsms: send a text to one or several numbers';
   // Validation only documents: every variable is read from the raw request, as Kannel reads it.
   app.get(

@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError, isUuid, segmentInfo } from '@smsgw/core';
-import { assertSendableText, findSendUnit, listSendUnits, loadCancelTargets, sendMessages, type SendDeps, type SendUnit } from '@smsgw/db';
-import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
+import { assertSendableText, findSendUnit, listSendUnits, loadCancelTargets, sendMessages, type SendUnit } from '@smsgw/db';
+import { sendDeps } from '../../../services/send-deps.ts';
 import { cancelTargets } from '../../../services/cancel-messages.ts';
 import { IdParams, ListQuery, SendQuery, SmsGateMessage, SmsGateMessageState, smsGateErrors } from './schemas.ts';
 import { messageState, recipientState, stateTimes } from './states.ts';
@@ -139,17 +139,6 @@ async function send(app: FastifyInstance, user: Parameters<typeof sendMessages>[
   return unit;
 }
 
-function sendDeps(app: FastifyInstance): SendDeps {
-  return {
-    db: app.db,
-    sql: app.sql,
-    config: app.config,
-    incidents: app.incidents,
-    enqueueDispatch: (ids, at) => enqueueDispatch(app.dispatchQueue, ids, at),
-    enqueueWebhookDeliveries: (deliveries) => enqueueWebhookDeliveries(app.webhooksQueue, deliveries),
-    publishUserEvents: (events) => publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events),
-  };
-}
 
 /** A unit as SMS Gate's `MessageState`; `withContent`: with its text (the first recipient's, for a template send). */
 export function toMessageState(unit: SendUnit, withContent: boolean): SmsGateMessageState {

@@ -6,7 +6,7 @@ import {
   assertSendableText, deleteFinalMessage, findSimByPhoneNumber, findTwilioMessage, listTwilioMessages, loadCancelTargets, redactMessageBody,
   sendMessages, twilioAccount, uuidOfSid, type TwilioMessageRow, type UserRow,
 } from '@smsgw/db';
-import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
+import { sendDeps } from '../../../services/send-deps.ts';
 import { cancelTargets } from '../../../services/cancel-messages.ts';
 import { TwilioError, invalid, twilioErrors } from './errors.ts';
 import { TwilioMessage, toTwilioMessage, twilioStatus, type Account } from './resource.ts';
@@ -217,11 +217,3 @@ async function optedOut(app: FastifyInstance, userId: string, phone: string): Pr
   return rowCount === 1;
 }
 
-function sendDeps(app: FastifyInstance) {
-  return {
-    db: app.db, sql: app.sql, config: app.config, incidents: app.incidents,
-    enqueueDispatch: (ids: readonly string[], at: Date | null) => enqueueDispatch(app.dispatchQueue, ids, at),
-    enqueueWebhookDeliveries: (deliveries: Parameters<typeof enqueueWebhookDeliveries>[1]) => enqueueWebhookDeliveries(app.webhooksQueue, deliveries),
-    publishUserEvents: (events: Parameters<typeof publishUserEvents>[2]) => publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events),
-  };
-}
