@@ -18,6 +18,14 @@ PRISMA_SCHEMA_ENGINE_BINARY=$(realpath "$tool/schema-engine-wasm.mjs")
 scratch="smsgw_migration_check_$$"
 psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $scratch" >/dev/null
 trap 'psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $scratch WITH (FORCE)" >/dev/null' EXIT
-DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$scratch" ./pnpmw exec prisma migrate diff \
-  --from-migrations prisma/migrations --to-schema prisma/schema.prisma --exit-code
+# The WebAssembly engine sometimes fails to start ("Starting schema-engine-wasm"): try up to three times.
+for attempt in 1 2 3; do
+  if out=$(DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$scratch" ./pnpmw exec prisma migrate diff \
+    --from-migrations prisma/migrations --to-schema prisma/schema.prisma --exit-code 2>&1); then
+    break
+  fi
+  echo "$out"
+  if [ "$attempt" = 3 ] || ! grep -q 'Starting schema-engine-wasm' <<<"$out"; then exit 1; fi
+  echo "check-migrations: the schema engine did not start; trying again"
+done
 echo "check-migrations: migrations match prisma/schema.prisma"
