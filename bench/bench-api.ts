@@ -30,11 +30,11 @@ export async function startBenchApi(database: string): Promise<BenchApi> {
   });
   const app = await buildApp({ config, logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
-  const user = await createUser(app.db, { name: 'bench', monthlyQuota: 1_000_000_000 });
-  const { key } = await createApiKey(app.db, { userId: user.id, name: 'bench' });
-  const { device } = await createDevice(app.db, { userId: user.id, name: 'bench-phone' });
+  const user = await createUser(app.sql, { name: 'bench', monthlyQuota: 1_000_000_000 });
+  const { key } = await createApiKey(app.sql, { userId: user.id, name: 'bench' });
+  const { device } = await createDevice(app.sql, { userId: user.id, name: 'bench-phone' });
   // Available for DEVICE_AVAILABLE_SECONDS, as if it had just made a request (registration alone never counts).
-  await app.db.device.update({ where: { id: device.id }, data: { lastSeenAt: new Date() } });
+  await app.sql.query('UPDATE devices SET last_seen_at = now() WHERE id = $1', [device.id]);
   return {
     app,
     address,

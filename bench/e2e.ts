@@ -7,10 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SmsgwClient } from '@smsgw/client';
 import { generateWebhookSecret, newId } from '@smsgw/core';
-import { createApiKey, createDb, createDevice, createPairing, createUser } from '@smsgw/db';
+import { createApiKey, createDevice, createUser } from '@smsgw/db';
+import { createDb } from '@smsgw/db/prisma';
 import { recreateDatabase } from '@smsgw/db/testing';
 import { buildProcesses, sentIds, startCluster } from '../test/support/cluster.ts';
-import { cpuOf, cpuSeconds } from './cpu.ts';
+import { cpuOf, cpuSeconds, DatabaseCpu, settled } from './cpu.ts';
+import { createPairings } from './phone-fleet.ts';
 
 /**
  * `./pnpmw bench:e2e`: first the floor (bench/floor.ts, in a process of its own), then the real
@@ -24,6 +26,11 @@ import { cpuOf, cpuSeconds } from './cpu.ts';
  * BENCH_PROTOCOL=sms-gate runs the ten phones as simulated SMS Gate phones instead (the mobile API:
  * pull, one PATCH per state change), each enrolled with a pairing of the bench user; the rate
  * target applies to the native protocol only, so that the figures of the two can be compared.
+ * BENCH_PROTOCOL=both runs the two one after the other and prints the SMS Gate path's share of the
+ * native throughput, and its Postgres CPU per message against native's. Each run prints the API's
+ * and its database's Postgres CPU per message, and for SMS Gate phones the `PATCH /message` times
+ * as the phones saw them. BENCH_DATABASE names its database (default smsgw_bench_e2e), dropped
+ * and created anew.
  */
 const TOTAL = Number(process.env.BENCH_MESSAGES ?? 20_000);
 const PER_REQUEST = 1000;
@@ -32,7 +39,39 @@ const DISPATCHERS = 2;
 const TARGET_SHARE = 0.8;
 const MEMORY_LIMIT_MB = 150;
 const PROTOCOL = process.env.BENCH_PROTOCOL ?? 'native';
-if (PROTOCOL !== 'native' && PROTOCOL !== 'sms-gate') throw new Error(`BENCH_PROTOCOL must be native or sms-gate, not ${PROTOCOL}`);
+if (PROTOCOL === 'both') bothProtocols();
+if (PROTOCOL !== 'native' && PROTOCOL !== 'sms-gate') throw new Error(`BENCH_PROTOCOL must be native, sms-gate or both, not ${PROTOCOL}`);
+
+/**
+ * BENCH_PROTOCOL=both: this benchmark once per protocol, one after the other in processes of their
+ * own (each prints its figures as it runs), then the SMS Gate path's throughput as a share of the
+ * native one's in the same session (issue 27: target at least 40 %).
+ */
+function bothProtocols(): never {
+  const rates: Record<string, number> = {};
+  const pgPerMessage: Record<string, number> = {};
+  let failed = false;
+  for (const protocol of ['native', 'sms-gate']) {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/e2e.ts'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_PROTOCOL: protocol },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    process.stdout.write(run.stdout);
+    const rate = Number(/=> {2}(\d+) messages\/s/.exec(run.stdout)?.[1]);
+    if (!Number.isFinite(rate)) throw new Error(`the ${protocol} run printed no rate (exit ${run.status})`);
+    rates[protocol] = rate;
+    pgPerMessage[protocol] = Number(/Postgres CPU \/ message +([\d.]+) ms/.exec(run.stdout)?.[1]);
+    failed ||= run.status !== 0;
+  }
+  const share = rates['sms-gate']! / rates.native!;
+  console.log(`SMS Gate / native    ${rates['sms-gate']} / ${rates.native} messages/s = ${Math.round(share * 100)} % (target >= 40 %)`);
+  const postgres = pgPerMessage['sms-gate']! / pgPerMessage.native!;
+  console.log(
+    `Postgres CPU/message SMS Gate / native ${pgPerMessage['sms-gate']!.toFixed(2)} / ${pgPerMessage.native!.toFixed(2)} ms = ${postgres.toFixed(1)} times (target <= 3)`,
+  );
+  process.exit(failed || share < 0.4 ? 1 : 0);
+}
 const SIM_PROCESSES = new Set(['devices', 'phones']);
 
 // The floor in the same run, on the same machine in the same state: the ratio is what is compared.
@@ -45,7 +84,8 @@ function measureFloor(): number {
 }
 
 const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const databaseUrl = await recreateDatabase(baseUrl, 'smsgw_bench_e2e');
+const DATABASE = process.env.BENCH_DATABASE ?? 'smsgw_bench_e2e';
+const databaseUrl = await recreateDatabase(baseUrl, DATABASE);
 
 const db = createDb({ url: databaseUrl, poolSize: 2 });
 const user = await createUser(db, { name: 'bench', monthlyQuota: 1_000_000_000 });
@@ -68,15 +108,9 @@ if (WEBHOOKS) {
   await db.webhook.create({ data: { id: newId(), userId: user.id, url, events: ['message.delivered'], secret: generateWebhookSecret() } });
 }
 const tokens: string[] = [];
-const pairings: string[] = [];
-for (let i = 0; i < DEVICES; i++) {
-  if (PROTOCOL === 'native') tokens.push((await createDevice(db, { userId: user.id, name: `sim-${i}` })).token);
-  else {
-    // Half the phones enrol by code ("Sign in by code"), half by pairing token ("Sign up").
-    const pairing = await createPairing(db, { userId: user.id, name: `phone-${i}`, ttlSeconds: 3600 });
-    pairings.push(i % 2 === 0 ? pairing.code : pairing.token);
-  }
-}
+if (PROTOCOL === 'native') for (let i = 0; i < DEVICES; i++) tokens.push((await createDevice(db, { userId: user.id, name: `sim-${i}` })).token);
+// Half the phones enrol by code ("Sign in by code"), half by pairing token ("Sign up").
+const pairings = PROTOCOL === 'native' ? [] : (await createPairings(db, user.id, DEVICES)).map((p, i) => (i % 2 === 0 ? p.code : p.token));
 
 buildProcesses();
 const logDir = await mkdtemp(join(tmpdir(), 'smsgw-bench-'));
@@ -88,30 +122,9 @@ const cluster = await startCluster({
   pairings,
   logDir,
   env: { RATE_LIMIT_PER_MINUTE: '100000', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true' },
-  simEnv: { SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', SIM_CLAIM_LIMIT: '500' },
+  simEnv: { SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', SIM_CLAIM_LIMIT: '500', SIM_PATCH_TIMES_FILE: join(logDir, 'patch-ms.txt') },
 });
 await settled([...cluster.processes.values()].map((child) => child.pid!));
-
-/** Waits until the processes have finished starting: their CPU time stops growing. */
-async function settled(pids: number[]): Promise<void> {
-  const cpu = async () => {
-    let ticks = 0;
-    for (const pid of pids) {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
-    }
-    return ticks;
-  };
-  let before = await cpu();
-  for (let i = 0; i < 120; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const now = await cpu();
-    // Fewer than 10 ticks (0.1 s of CPU) in half a second across all of them: idle.
-    if (now - before < 10) return;
-    before = now;
-  }
-}
 
 async function cpuSnapshot(): Promise<Record<string, number>> {
   const snapshot: Record<string, number> = {};
@@ -121,6 +134,7 @@ async function cpuSnapshot(): Promise<Record<string, number>> {
   return snapshot;
 }
 
+const databaseCpuUse = new DatabaseCpu((text, values) => db.query(text, values), DATABASE, 250);
 const cpuBefore = await cpuSnapshot();
 const client = new SmsgwClient(cluster.baseUrl, key);
 const acceptedAt = new Map<string, number>();
@@ -150,13 +164,24 @@ for (const [name, child] of cluster.processes) {
   memory[name] = Math.round(kb / 1024);
 }
 const cpuAfter = await cpuSnapshot();
+const databaseSeconds = await databaseCpuUse.seconds();
+databaseCpuUse.stop();
 const rows = await db.message.findMany({ where: { state: 'delivered' }, select: { id: true, deliveredAt: true } });
 const latencies = rows.map((r) => r.deliveredAt!.getTime() - acceptedAt.get(r.id)!).sort((a, b) => a - b);
 const lastDelivered = Math.max(...rows.map((r) => r.deliveredAt!.getTime()));
-const webhookLatencies = rows.filter((r) => received.has(r.id)).map((r) => received.get(r.id)! - r.deliveredAt!.getTime()).sort((a, b) => a - b);
+const webhookLatencies = rows
+  .filter((r) => received.has(r.id))
+  .map((r) => received.get(r.id)! - r.deliveredAt!.getTime())
+  .sort((a, b) => a - b);
 const sent = await sentIds(logDir);
 receiver.close();
 await cluster.stop();
+// After the stop: the phones have written every line.
+const patchTimes = (await readFile(join(logDir, 'patch-ms.txt'), 'utf8').catch(() => ''))
+  .split('\n')
+  .filter(Boolean)
+  .map(Number)
+  .sort((a, b) => a - b);
 await db.$disconnect();
 await rm(logDir, { recursive: true, force: true });
 
@@ -179,12 +204,28 @@ if (share !== undefined) {
 }
 console.log(`accept → delivered   p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
 if (WEBHOOKS) {
-  console.log(`webhooks received    ${received.size} of ${TOTAL}; delivered → received p50 ${percentile(webhookLatencies, 50)} ms, p99 ${percentile(webhookLatencies, 99)} ms`);
+  console.log(
+    `webhooks received    ${received.size} of ${TOTAL}; delivered → received p50 ${percentile(webhookLatencies, 50)} ms, p99 ${percentile(webhookLatencies, 99)} ms`,
+  );
 }
 console.log(
-  `peak memory (MB)     ${Object.entries(memory).map(([n, mb]) => `${n} ${mb}`).join(', ')} (API and dispatchers: target <= ${MEMORY_LIMIT_MB})`,
+  `peak memory (MB)     ${Object.entries(memory)
+    .map(([n, mb]) => `${n} ${mb}`)
+    .join(', ')} (API and dispatchers: target <= ${MEMORY_LIMIT_MB})`,
 );
-console.log(`CPU seconds          ${Object.keys(cpuAfter).map((n) => `${n} ${(cpuAfter[n]! - (cpuBefore[n] ?? 0)).toFixed(1)}`).join(', ')}`);
+console.log(
+  `CPU seconds          ${Object.keys(cpuAfter)
+    .map((n) => `${n} ${(cpuAfter[n]! - (cpuBefore[n] ?? 0)).toFixed(1)}`)
+    .join(', ')}`,
+);
+const apiSeconds = cpuAfter.api! - (cpuBefore.api ?? 0);
+console.log(`API CPU / message    ${((1000 * apiSeconds) / TOTAL).toFixed(2)} ms${PROTOCOL === 'sms-gate' ? ' (target <= 1 ms)' : ''}`);
+console.log(`Postgres CPU / message ${((1000 * databaseSeconds) / TOTAL).toFixed(2)} ms (backends of ${DATABASE} only: ${databaseSeconds.toFixed(1)} s)`);
+if (patchTimes.length > 0) {
+  console.log(
+    `PATCH /message       p50 ${percentile(patchTimes, 50).toFixed(1)} ms, p99 ${percentile(patchTimes, 99).toFixed(1)} ms as the phones saw it (${patchTimes.length} requests, ${(patchTimes.length / TOTAL).toFixed(2)} a message; target p99 <= 100 ms)`,
+  );
+}
 const heavy = Object.entries(memory).filter(([n, mb]) => !SIM_PROCESSES.has(n) && mb > MEMORY_LIMIT_MB);
 const slow = PROTOCOL === 'native' && share !== undefined && share < TARGET_SHARE;
 if ((WEBHOOKS && received.size < TOTAL) || delivered < TOTAL || duplicates > 0 || slow || heavy.length > 0) process.exitCode = 1;

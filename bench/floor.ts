@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'bullmq';
 import { newId, segmentInfo } from '@smsgw/core';
-import { applyReports, assignMessages, offerMessages, createDb, createDevice, createSql, createUser, storeSend } from '@smsgw/db';
+import { applyReports, assignMessages, offerMessages, createDevice, createSql, createUser, storeSend } from '@smsgw/db';
+import { createDb } from '@smsgw/db/prisma';
 import { recreateDatabase } from '@smsgw/db/testing';
 import { JOBS, createWorkerConnection, deletePrefix, enqueueDispatch, createDispatchQueue, createProducerConnection } from '@smsgw/queue';
 import { serviceCpu } from './cpu.ts';
@@ -37,7 +38,14 @@ async function measure(name: string, run: () => Promise<void>): Promise<{ name: 
   const after = await serviceCpu();
   const parts = { postgres: after.postgres - before.postgres, redis: after.redis - before.redis, node: after.node - before.node };
   const cpu = parts.postgres + parts.redis + parts.node;
-  return { name, seconds, cpu, detail: Object.entries(parts).map(([n, s]) => `${n} ${s.toFixed(1)}`).join(', ') };
+  return {
+    name,
+    seconds,
+    cpu,
+    detail: Object.entries(parts)
+      .map(([n, s]) => `${n} ${s.toFixed(1)}`)
+      .join(', '),
+  };
 }
 
 const chunks = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
@@ -50,11 +58,19 @@ const postgres = await measure('Postgres: insert, assign, claim, sent, delivered
     const batchIds = Array.from({ length: PER_SEND }, () => newId());
     ids.push(...batchIds);
     const recipients = batchIds.map((_, i) => `+1555${String(s * PER_SEND + i).padStart(7, '0')}`);
-    await storeSend(sql, {
-      ids: batchIds, recipients, userId: user.id, requestedDeviceId: null, createdAt: new Date(),
-      batch: { id: newId(), recipientsCount: PER_SEND },
-      texts: { kind: 'same', body: text, segments: info.segments, encoding: info.encoding },
-    }, null);
+    await storeSend(
+      sql,
+      {
+        ids: batchIds,
+        recipients,
+        userId: user.id,
+        requestedDeviceId: null,
+        createdAt: new Date(),
+        batch: { id: newId(), recipientsCount: PER_SEND },
+        texts: { kind: 'same', body: text, segments: info.segments, encoding: info.encoding },
+      },
+      null,
+    );
   }
   let slot = 0;
   for (const chunk of chunks(ids, BATCH)) {
@@ -104,4 +120,6 @@ console.log(`smsgw pipeline floor: ${TOTAL} messages, ${DEVICES} devices, ${core
 for (const part of [postgres, bullmq]) {
   console.log(`${part.name}\n  ${part.seconds.toFixed(2)} s alone, CPU ${part.cpu.toFixed(1)} s (${part.detail})`);
 }
-console.log(`together at least ${cpu.toFixed(1)} CPU seconds: at most ${Math.round(TOTAL / (cpu / cores))} messages/s on ${cores} cores, before HTTP, devices and dispatch logic`);
+console.log(
+  `together at least ${cpu.toFixed(1)} CPU seconds: at most ${Math.round(TOTAL / (cpu / cores))} messages/s on ${cores} cores, before HTTP, devices and dispatch logic`,
+);

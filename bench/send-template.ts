@@ -13,13 +13,13 @@ const WARMUP = 2;
 
 const bench = await startBenchApi('smsgw_bench_template');
 const { app, address, user, apiKey: key } = bench;
-const { db } = app;
+const { sql } = app;
 
 const contacts = Array.from({ length: MEMBERS }, (_, i) => ({ name: `Contact ${i}`, phone: `+1555${String(i).padStart(7, '0')}` }));
-await importContacts(db, { userId: user.id, contacts });
-const group = await createGroup(db, { userId: user.id, name: 'everyone' });
-await addGroupMembers(db, { userId: user.id, groupId: group.id, contactIds: [], phones: contacts.map((c) => c.phone) });
-const template = await createTemplate(db, { userId: user.id, name: 'code', body: 'Hi {{name}}, your code is {{code}}. Reply STOP to {{phone}} to opt out.' });
+await importContacts(sql, { userId: user.id, contacts });
+const group = await createGroup(sql, { userId: user.id, name: 'everyone' });
+await addGroupMembers(sql, { userId: user.id, groupId: group.id, contactIds: [], phones: contacts.map((c) => c.phone) });
+const template = await createTemplate(sql, { userId: user.id, name: 'code', body: 'Hi {{name}}, your code is {{code}}. Reply STOP to {{phone}} to opt out.' });
 
 const times: number[] = [];
 for (let i = 0; i < WARMUP + RUNS; i++) {
@@ -34,5 +34,7 @@ for (let i = 0; i < WARMUP + RUNS; i++) {
   if (i >= WARMUP) times.push(performance.now() - started);
 }
 times.sort((a, b) => a - b);
-console.log(`send-template to a group of ${MEMBERS} contacts: median ${times[RUNS >> 1]!.toFixed(1)} ms (min ${times[0]!.toFixed(1)}, max ${times.at(-1)!.toFixed(1)}, ${RUNS} runs)`);
+console.log(
+  `send-template to a group of ${MEMBERS} contacts: median ${times[RUNS >> 1]!.toFixed(1)} ms (min ${times[0]!.toFixed(1)}, max ${times.at(-1)!.toFixed(1)}, ${RUNS} runs)`,
+);
 await bench.close();

@@ -53,10 +53,19 @@ async function floor(n: number): Promise<{ total: number; insert: number; enqueu
   const ids = recipients.map(() => newId());
   const { segments, encoding } = segmentInfo(body);
   const started = performance.now();
-  await storeSend(app.sql, {
-    ids, recipients, texts: { kind: 'same', body, segments, encoding }, userId: user.id,
-    batch: null, requestedDeviceId: null, createdAt: new Date(),
-  }, null);
+  await storeSend(
+    app.sql,
+    {
+      ids,
+      recipients,
+      texts: { kind: 'same', body, segments, encoding },
+      userId: user.id,
+      batch: null,
+      requestedDeviceId: null,
+      createdAt: new Date(),
+    },
+    null,
+  );
   const inserted = performance.now();
   await enqueueDispatch(queue, ids);
   const done = performance.now();
@@ -99,9 +108,11 @@ for (const { recipients: n, runs, warmup, target } of SIZES) {
 async function throughput(run: () => Promise<unknown>): Promise<number> {
   let left = CONCURRENT_TOTAL;
   const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (left-- > 0) await run();
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) await run();
+    }),
+  );
   return CONCURRENT_TOTAL / ((performance.now() - started) / 1000);
 }
 await throughput(() => httpSend(1)); // warm-up

@@ -16,10 +16,7 @@ const lock = join(app, '.build-lock');
 // A lock older than this was left by a build that died.
 const STALE_LOCK_MS = 120_000;
 // The console's own files and what it bundles from the workspace (the segment count of packages/core).
-const sources = [
-  ...['src', 'index.html', 'vite.config.ts', 'package.json'].map((p) => join(app, p)),
-  join(root, 'packages/core/src/segments.ts'),
-];
+const sources = [...['src', 'index.html', 'vite.config.ts', 'package.json'].map((p) => join(app, p)), join(root, 'packages/core/src/segments.ts')];
 
 function newest(path) {
   if (!existsSync(path)) return 0;

@@ -4,7 +4,7 @@
 // that the importing workspace package resolves to (pnpm keeps each package's dependencies with
 // it, so a bare name would not resolve from dist/). Build where the bundle runs.
 import { build } from 'esbuild';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,6 +40,14 @@ const externalNpm = {
   },
 };
 
+// The Redis scripts (packages/queue/src/commands/*.lua) go into the bundles as text: a bundle
+// has no .lua beside it (packages/queue's luaScript reads SMSGW_LUA_SCRIPTS first).
+const commands = join(root, 'packages/queue/src/commands');
+const lua = {};
+for (const file of (await readdir(commands)).filter((f) => f.endsWith('.lua'))) {
+  lua[file.slice(0, -'.lua'.length)] = await readFile(join(commands, file), 'utf8');
+}
+
 const result = await build({
   absWorkingDir: root,
   write: false,
@@ -51,8 +59,11 @@ const result = await build({
   format: 'esm',
   target: 'node20',
   sourcemap: true,
+  // Stack traces need the mappings only: the sources' text would be parsed and held by every process.
+  sourcesContent: false,
   logLevel: 'warning',
   plugins: [externalNpm],
+  define: { SMSGW_LUA_SCRIPTS: JSON.stringify(lua) },
 });
 // Each file is written aside and renamed into place: a process starting a bundle while another
 // build runs (tests build and start in parallel) reads the old file or the new one, never half of one.

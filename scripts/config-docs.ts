@@ -48,7 +48,10 @@ const GROUP_TITLES: Record<string, string> = {
 };
 
 function words(exportName: string, suffix: string): string {
-  return exportName.slice(0, -suffix.length).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return exportName
+    .slice(0, -suffix.length)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
 }
 
 function isObjectSchema(value: unknown): value is ObjectSchema {
@@ -109,7 +112,11 @@ function agreed(readings: Reading[], render: (reading: Reading) => string, separ
 
 /** Text for a table cell: no line breaks, `|` escaped, and `<…>` shown rather than taken for HTML. */
 function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\s*\n\s*/g, ' ');
+  return text
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\s*\n\s*/g, ' ');
 }
 
 /** The generated section, markers excluded. */
@@ -126,18 +133,22 @@ export function configReference(): string {
       readings.set(name, list);
       if (groupOf.has(name)) continue;
       const group = groups.find(([, g]) => name in g.properties);
-      const title = group ? (GROUP_TITLES[group[0]] ?? words(group[0], 'Env').replace(/^./, (c) => c.toUpperCase())) : process.replace(/^./, (c) => c.toUpperCase());
+      const title = group
+        ? (GROUP_TITLES[group[0]] ?? words(group[0], 'Env').replace(/^./, (c) => c.toUpperCase()))
+        : process.replace(/^./, (c) => c.toUpperCase());
       groupOf.set(name, title);
       if (!groupOrder.includes(title)) groupOrder.push(title);
     }
   }
 
   const sections = groupOrder.map((title) => {
-    const rows = [...groupOf].filter(([, g]) => g === title).map(([name]) => {
-      const list = readings.get(name)!;
-      const readBy = [...new Set(list.map((r) => r.process))].join(', ');
-      return `| \`${name}\` | ${cell(agreed(list, defaultOf, '; '))} | ${readBy} | ${cell(agreed(list, descriptionOf, ' '))} |`;
-    });
+    const rows = [...groupOf]
+      .filter(([, g]) => g === title)
+      .map(([name]) => {
+        const list = readings.get(name)!;
+        const readBy = [...new Set(list.map((r) => r.process))].join(', ');
+        return `| \`${name}\` | ${cell(agreed(list, defaultOf, '; '))} | ${readBy} | ${cell(agreed(list, descriptionOf, ' '))} |`;
+      });
     return [`### ${title}`, '', '| variable | default | read by | description |', '| --- | --- | --- | --- |', ...rows].join('\n');
   });
   return sections.join('\n\n');

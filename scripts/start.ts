@@ -3,9 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { ApiConfigSchema, loadConfigOrExit, publicUrl } from '@smsgw/config';
 import { pairingSteps } from '@smsgw/core';
-import {
-  createApiKey, createDb, createDevice, createPairing, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken,
-} from '@smsgw/db';
+import { createApiKey, createDevice, createPairing, createUser, ensureDatabase, findUserByName, listDevices, migrate, rotateDeviceToken } from '@smsgw/db';
+import { createDb } from '@smsgw/db/prisma';
 
 /**
  * `pnpm start`: the whole service on one machine, for a first look. Migrates the database, makes
@@ -79,9 +78,7 @@ let stopping = false;
 function stop(code: number): void {
   stopping = true;
   for (const child of children.reverse()) child.kill('SIGTERM');
-  Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve))))).then(() =>
-    process.exit(code),
-  );
+  Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve))))).then(() => process.exit(code));
 }
 process.once('SIGINT', () => stop(0));
 process.once('SIGTERM', () => stop(0));
@@ -119,7 +116,9 @@ Pair a real Android phone with the demo user (docs/devices.md has the details):
   Token:      ${pairing.token}
   Mobile URL: ${mobileUrl}
   Expires:    ${pairing.expiresAt.toISOString()} (a new one: ./pnpmw smsgw device pair --user demo)
-${pairingSteps({ ...pairing, mobileUrl }).map((step, i) => `  ${i + 1}. ${step}`).join('\n')}
+${pairingSteps({ ...pairing, mobileUrl })
+  .map((step, i) => `  ${i + 1}. ${step}`)
+  .join('\n')}
 The phone must reach the mobile URL: set PUBLIC_URL to an https:// address in front of this API
 (HOST=0.0.0.0, or a reverse proxy) for a real deployment.
 

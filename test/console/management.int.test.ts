@@ -111,10 +111,15 @@ describe('the console’s address book and settings', () => {
     await expect.poll(() => tests().length, { timeout: 15_000 }).toBe(1);
     expect(tests()[0]!.headers['webhook-signature']).toMatch(/^v1,/);
     const row = page.locator('section[aria-labelledby="deliveries-title"] tbody tr', { hasText: 'webhook.test' });
-    await expect.poll(async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      return row.textContent();
-    }, { timeout: 10_000 }).toMatch(/webhook\.test.*succeeded.*1.*HTTP 204/);
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return row.textContent();
+        },
+        { timeout: 10_000 },
+      )
+      .toMatch(/webhook\.test.*succeeded.*1.*HTTP 204/);
     const before = (await page.getByTestId('webhook-secret').textContent())!;
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await expect.poll(() => page.getByTestId('webhook-secret').textContent()).not.toBe(before);
@@ -154,15 +159,29 @@ describe('the console’s address book and settings', () => {
     const token = (await page.getByTestId('twilio-auth-token').textContent())!;
     expect(sid).toMatch(/^AC[0-9a-f]{32}$/);
     expect(await page.getByTestId('twilio-service-sid').textContent()).toMatch(/^MG[0-9a-f]{32}$/);
-    const list = (password: string) => fetch(`${h.cluster.baseUrl}/2010-04-01/Accounts/${sid}/Messages.json`, {
-      headers: { authorization: `Basic ${Buffer.from(`${sid}:${password}`).toString('base64')}` },
-    });
+    const list = (password: string) =>
+      fetch(`${h.cluster.baseUrl}/2010-04-01/Accounts/${sid}/Messages.json`, {
+        headers: { authorization: `Basic ${Buffer.from(`${sid}:${password}`).toString('base64')}` },
+      });
     expect((await list(token)).status).toBe(200);
     await page.getByRole('button', { name: 'Replace the Auth Token' }).click();
     await page.getByRole('button', { name: 'Confirm: replace the Auth Token' }).click();
     await expect.poll(() => page.getByTestId('twilio-auth-token').textContent()).not.toBe(token);
     expect((await list(token)).status).toBe(401);
     expect((await list((await page.getByTestId('twilio-auth-token').textContent())!)).status).toBe(200);
+  });
+
+  it("shows the SMS Gate credentials, with which SMS Gate's client API takes an API key", async () => {
+    const { page } = h;
+    await open(h, 'API keys');
+    const url = (await page.getByTestId('sms-gate-url').textContent())!;
+    const username = (await page.getByTestId('sms-gate-username').textContent())!;
+    expect(url).toBe(`${h.cluster.baseUrl}/3rdparty/v1`);
+    expect(await page.getByTestId('sms-gate-signing-key').textContent()).toMatch(/^[0-9a-f]{32}$/);
+    const devices = (password: string) =>
+      fetch(`${url}/devices`, { headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` } });
+    expect((await devices(h.apiKey)).status).toBe(200);
+    expect((await devices('not-a-key')).status).toBe(401);
   });
 
   it('fits 375 px without horizontal scrolling on every page', async () => {

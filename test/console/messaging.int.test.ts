@@ -116,7 +116,11 @@ describe('the console, signed in with an API key', () => {
     const { page } = h;
     const headers = { 'x-api-key': h.apiKey, 'content-type': 'application/json' };
     const sendAt = new Date(Date.now() + 3_600_000).toISOString();
-    const sent = await fetch(`${h.cluster.baseUrl}/api/sms/send`, { method: 'POST', headers, body: JSON.stringify({ recipients: [numbers[2]], body: 'Later', send_at: sendAt }) });
+    const sent = await fetch(`${h.cluster.baseUrl}/api/sms/send`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ recipients: [numbers[2]], body: 'Later', send_at: sendAt }),
+    });
     const id = ((await sent.json()) as { message_ids: string[] }).message_ids[0]!;
     await page.getByLabel('Recipient').fill(numbers[2]!);
     await page.getByLabel('Recipient').press('Enter');
@@ -132,6 +136,29 @@ describe('the console, signed in with an API key', () => {
     await expect.poll(() => page.locator(`[data-message-id="${id}"]`).textContent()).toBe('cancelled');
     await expect.poll(() => status.textContent()).toBe('cancelled');
     expect(await page.locator('.detail tbody tr .status').allTextContents()).toContain('cancelled');
+  });
+
+  it('pages on past the 1,000 messages the API counts, and says 1000+', async () => {
+    const { page } = h;
+    const to = '+15550007777';
+    await h.db.$executeRaw`
+      INSERT INTO messages (id, user_id, to_number, body, segments, encoding, state, created_at, updated_at)
+      SELECT gen_random_uuid(), ${h.userId}::uuid, ${to}, 'one of many', 1, 'GSM-7', 'delivered', timestamptz '2026-01-01' + n * interval '1 second', now()
+        FROM generate_series(1, 1005) n`;
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Device').selectOption('');
+    await page.getByLabel('Recipient').fill(to);
+    await page.getByLabel('Recipient').press('Enter');
+    const pager = page.locator('[role="tabpanel"] .pager span');
+    await expect.poll(() => pager.textContent()).toBe('1–20 of 1000+');
+    for (let offset = 20; offset <= 1000; offset += 20) {
+      await page.getByRole('button', { name: 'Older' }).click();
+      await expect.poll(() => pager.textContent()).toMatch(new RegExp(`^${offset + 1}–`));
+    }
+    await expect.poll(() => pager.textContent()).toBe('1001–1005 of 1000+');
+    expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    await page.getByLabel('Recipient').fill('');
+    await page.getByLabel('Recipient').press('Enter');
   });
 
   it('shows a received SMS in its own tab as it arrives', async () => {

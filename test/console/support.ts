@@ -1,14 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, inject } from 'vitest';
+import { expect } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { createApiKey, createDb, createDevice, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { startCluster, type Cluster } from '../support/cluster.ts';
+import { createDevice, type Db } from '@smsgw/db';
+import type { Cluster } from '../support/cluster.ts';
+import { openE2e } from '../support/e2e-fixture.ts';
 
 /**
  * The console in Debian's Chromium (playwright-core) against the real processes: an API serving
@@ -42,24 +41,21 @@ export function buildConsole(): void {
 
 export async function startConsole(options: { phone: boolean; env?: Record<string, string> }): Promise<ConsoleHarness> {
   buildConsole();
-  const database: TestDatabase = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-  const db = createDb({ url: database.url, poolSize: 2 });
-  const user = await createUser(db, { name: `console-${randomBytes(3).toString('hex')}`, monthlyQuota: 1000 });
-  const { key } = await createApiKey(db, { userId: user.id, name: 'console' });
+  const e2e = await openE2e('console');
+  const { db } = e2e;
+  const { user, key } = await e2e.user(`console-${randomBytes(3).toString('hex')}`);
   const deviceToken = options.phone ? (await createDevice(db, { userId: user.id, name: 'sim-phone' })).token : undefined;
-  const logDir = await mkdtemp(join(tmpdir(), 'smsgw-console-'));
   const [cluster, browser] = await Promise.all([
-    startCluster({
-      databaseUrl: database.url,
-      queuePrefix: `smsgw-console-${randomBytes(4).toString('hex')}`,
+    e2e.startCluster({
       dispatchers: 1,
       ...(deviceToken && { deviceTokens: [deviceToken] }),
-      logDir,
       env: { SWEEP_INTERVAL_SECONDS: '2', ...options.env },
       simEnv: { SIM_SEND_MS: '5', SIM_DELIVER_MS: '300', SIM_POLL_SECONDS: '2' },
     }),
     chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] }),
   ]);
+  // Closed before the processes stop.
+  e2e.defer(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   // Well under the test's own timeout, so that a failure names the step that waited.
   page.setDefaultTimeout(10_000);
@@ -71,18 +67,19 @@ export async function startConsole(options: { phone: boolean; env?: Record<strin
   page.on('pageerror', (error) => errors.push(`${error.name}: ${error.message}`));
   await mkdir(SCREENSHOTS, { recursive: true });
   return {
-    cluster, db, userId: user.id, apiKey: key, deviceToken, browser, page, errors,
+    cluster,
+    db,
+    userId: user.id,
+    apiKey: key,
+    deviceToken,
+    browser,
+    page,
+    errors,
     url: (path = '') => `${cluster.baseUrl}/console/${path}`,
     screenshot: async (name) => {
       await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
     },
-    async close() {
-      await browser.close();
-      await cluster.stop();
-      await db.$disconnect();
-      await database.drop();
-      await rm(logDir, { recursive: true, force: true });
-    },
+    close: () => e2e.close(),
   };
 }
 

@@ -89,7 +89,7 @@ describe('Dockerfile', () => {
     expect(index(/^RUN .*install/)).toBeGreaterThan(index(/^USER node$/));
   });
 
-  it('installs through ./pnpmw with corepack\'s signature check and prompt off', () => {
+  it("installs through ./pnpmw with corepack's signature check and prompt off", () => {
     expect(dockerfile).toMatch(/COREPACK_INTEGRITY_KEYS=0/);
     expect(dockerfile).toMatch(/COREPACK_ENABLE_DOWNLOAD_PROMPT=0/);
     // A bare `pnpm` would be a second download, by corepack, with its signature check on.
@@ -99,7 +99,10 @@ describe('Dockerfile', () => {
 
   it('copies everything the build and the bundles need', () => {
     for (const path of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'pnpmw', 'prisma', 'scripts', 'packages', 'apps']) {
-      expect(lines.some((line) => line.startsWith('COPY ') && line.split(/\s+/).includes(path)), path).toBe(true);
+      expect(
+        lines.some((line) => line.startsWith('COPY ') && line.split(/\s+/).includes(path)),
+        path,
+      ).toBe(true);
     }
   });
 });

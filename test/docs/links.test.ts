@@ -9,14 +9,16 @@ import { describe, expect, it } from 'vitest';
  * heading of its target; every doc is linked from the README; commands say ./pnpmw.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const DOCS = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+const DOCS = readdirSync(join(ROOT, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/${f}`);
 const MANUAL = ['README.md', ...DOCS];
 
 /**
  * Pages of the public web the manual may link to: references about things smsgw works with, never
  * material of the project itself. Add a site here only if it is such a reference.
  */
-export const PUBLIC_REFERENCES = [
+const PUBLIC_REFERENCES = [
   'https://github.com/capcom6/android-sms-gateway',
   'https://sms-gate.app/',
   'https://docs.sms-gate.app/',
@@ -29,7 +31,7 @@ export const PUBLIC_REFERENCES = [
 ];
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens (links and code marks count as their text). */
-export function slug(heading: string): string {
+function slug(heading: string): string {
   return heading
     .trim()
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
@@ -40,7 +42,7 @@ export function slug(heading: string): string {
 }
 
 /** The anchors of a Markdown text's headings; a repeated heading gets `-1`, `-2`, … as on GitHub. */
-export function anchorsOf(text: string): Set<string> {
+function anchorsOf(text: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   let inCode = false;
@@ -57,7 +59,7 @@ export function anchorsOf(text: string): Set<string> {
 }
 
 /** Link targets outside code blocks and code spans: inline links and images, reference definitions, autolinks, HTML hrefs. */
-export function linksOf(text: string): string[] {
+function linksOf(text: string): string[] {
   const prose = text.replace(/^[ \t]*(```|~~~)[\s\S]*?^[ \t]*\1/gm, '').replace(/`[^`\n]*`/g, '');
   return [
     ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!),
@@ -68,7 +70,7 @@ export function linksOf(text: string): string[] {
 }
 
 /** What is wrong with one link of `file`, or undefined when it is fine. */
-export function linkProblem(file: string, link: string): string | undefined {
+function linkProblem(file: string, link: string): string | undefined {
   if (/^https?:\/\//i.test(link)) {
     return PUBLIC_REFERENCES.some((prefix) => link.startsWith(prefix))
       ? undefined

@@ -12,7 +12,7 @@ const DOC = fileURLToPath(new URL('../../docs/http-api.md', import.meta.url));
 const UNDOCUMENTED = ['GET /metrics', 'GET /docs', 'GET /docs/json'];
 
 /** `METHOD /path` → operationId (or '' when the row names none) of the rows of the doc's route index. */
-export function routeIndex(markdown: string): Map<string, string> {
+function routeIndex(markdown: string): Map<string, string> {
   const section = /^## Route index\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(markdown)?.[1];
   if (!section) throw new Error('docs/http-api.md has no "## Route index" section');
   const rows = new Map<string, string>();
@@ -31,7 +31,9 @@ beforeAll(async () => {
   const document = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json() as { paths: Record<string, Record<string, { operationId?: string }>> };
   operations = new Map(
     Object.entries(document.paths).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`, operation.operationId ?? ''] as const),
+      Object.entries(methods).map(
+        ([method, operation]) => [`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`, operation.operationId ?? ''] as const,
+      ),
     ),
   );
 });
@@ -54,8 +56,14 @@ describe('the route index of docs/http-api.md', () => {
   });
 
   it('reads the rows of an index, and refuses a doc without one', () => {
-    const index = routeIndex('# API\n\n## Route index\n\n| route | id |\n|---|---|\n| `GET /a/:id` | `getAById` | user |\n| `GET /x`, `GET /y` | (none) | none |\n\n## Next\n| `GET /z` | `getZ` |\n');
-    expect([...index]).toEqual([['GET /a/:id', 'getAById'], ['GET /x', ''], ['GET /y', '']]);
+    const index = routeIndex(
+      '# API\n\n## Route index\n\n| route | id |\n|---|---|\n| `GET /a/:id` | `getAById` | user |\n| `GET /x`, `GET /y` | (none) | none |\n\n## Next\n| `GET /z` | `getZ` |\n',
+    );
+    expect([...index]).toEqual([
+      ['GET /a/:id', 'getAById'],
+      ['GET /x', ''],
+      ['GET /y', ''],
+    ]);
     expect(() => routeIndex('# API\n')).toThrow(/no "## Route index"/);
   });
 });

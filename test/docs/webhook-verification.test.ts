@@ -14,7 +14,7 @@ type Verify = (secret: string, headers: Record<string, string | undefined>, rawB
 const DOC = fileURLToPath(new URL('../../docs/http-api.md', import.meta.url));
 
 /** The ```js block of the doc that defines verifyWebhook. */
-export function verificationExample(markdown: string): string {
+function verificationExample(markdown: string): string {
   const block = [...markdown.matchAll(/^```js\n([\s\S]*?)^```/gm)].map((m) => m[1]!).find((code) => code.includes('export function verifyWebhook'));
   if (!block) throw new Error('docs/http-api.md has no ```js block that exports verifyWebhook');
   return block;

@@ -1,14 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SmsgwClient } from '@smsgw/client';
-import { createApiKey, createDb, createDevice, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { startCluster, type Cluster } from '../support/cluster.ts';
-import { startRelay, type Relay } from '../support/relay.ts';
+import { createDevice } from '@smsgw/db';
+import { e2ePerTest, type E2e } from '../support/e2e-fixture.ts';
+import { startRelay } from '../support/relay.ts';
 
 /**
  * Phones whose event stream died, through the real processes (docs/devices.md, "Availability"):
@@ -16,39 +11,21 @@ import { startRelay, type Relay } from '../support/relay.ts';
  * a phone that left coverage (no FIN, the API's writes still accepted) is found dead and is
  * unavailable within DEVICE_OFFLINE_AFTER_SECONDS.
  */
-let cluster: Cluster | undefined;
-let relay: Relay | undefined;
-let database: TestDatabase | undefined;
-let db: Db | undefined;
-let logDir: string | undefined;
-
-afterEach(async () => {
-  // A stopped process would never end on SIGTERM, nor one whose requests hang in the relay.
-  cluster?.signal('frozen', 'SIGCONT');
-  await relay?.close();
-  await cluster?.stop();
-  await db?.$disconnect();
-  await database?.drop();
-  if (logDir) await rm(logDir, { recursive: true, force: true });
-  cluster = relay = database = db = logDir = undefined;
-});
+const openE2e = e2ePerTest('dead-streams');
 
 const SIM_ENV = { SIM_SEND_MS: '2', SIM_DELIVER_MS: '20', SIM_POLL_SECONDS: '1', SIM_RECONNECT_MS: '500', SIM_RETRY_MS: '500' };
 
 async function setUp(env: Record<string, string>, liveDevices: number) {
-  database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-  db = createDb({ url: database.url, poolSize: 2 });
-  const user = await createUser(db, { name: 'dead-streams', monthlyQuota: 100_000 });
-  const { key } = await createApiKey(db, { userId: user.id, name: 'dead-streams' });
+  const e2e = await openE2e();
+  const { user, key } = await e2e.user('dead-streams', 100_000);
   const tokens = async (prefix: string, count: number) =>
-    Promise.all(Array.from({ length: count }, async (_, i) => (await createDevice(db!, { userId: user.id, name: `${prefix}-${i}` })).token));
-  logDir = await mkdtemp(join(tmpdir(), 'smsgw-dead-streams-'));
-  cluster = await startCluster({
-    databaseUrl: database.url, queuePrefix: `smsgw-dead-${randomBytes(4).toString('hex')}`, dispatchers: 2, logDir, simEnv: SIM_ENV,
+    Promise.all(Array.from({ length: count }, async (_, i) => (await createDevice(e2e.db, { userId: user.id, name: `${prefix}-${i}` })).token));
+  const cluster = await e2e.startCluster({
+    simEnv: SIM_ENV,
     env: { WORKER_LOCK_SECONDS: '3', SWEEP_INTERVAL_SECONDS: '1', ...env },
     deviceTokens: await tokens('live', liveDevices),
   });
-  return { client: new SmsgwClient(cluster.baseUrl, key), tokens, userId: user.id };
+  return { e2e, cluster, client: new SmsgwClient(cluster.baseUrl, key), tokens, userId: user.id };
 }
 
 async function sendRoundRobin(client: SmsgwClient, count: number): Promise<string[]> {
@@ -61,9 +38,9 @@ async function sendRoundRobin(client: SmsgwClient, count: number): Promise<strin
 }
 
 /** Every assignment of the messages, by device name: the message history keeps each one. */
-async function assignmentsByDevice(ids: string[]): Promise<Record<string, number>> {
-  const events = await db!.messageEvent.findMany({ where: { messageId: { in: ids }, state: 'assigned' }, select: { deviceId: true } });
-  const names = new Map((await db!.device.findMany({ select: { id: true, name: true } })).map((d) => [d.id, d.name]));
+async function assignmentsByDevice({ db }: E2e, ids: string[]): Promise<Record<string, number>> {
+  const events = await db.messageEvent.findMany({ where: { messageId: { in: ids }, state: 'assigned' }, select: { deviceId: true } });
+  const names = new Map((await db.device.findMany({ select: { id: true, name: true } })).map((d) => [d.id, d.name]));
   const counts: Record<string, number> = {};
   for (const { deviceId } of events) counts[names.get(deviceId!)!] = (counts[names.get(deviceId!)!] ?? 0) + 1;
   return counts;
@@ -77,10 +54,10 @@ describe('a phone whose stream closed', () => {
   it('is not chosen once the grace has passed, though its keepalive + grace has not', { timeout: 180_000 }, async () => {
     // Keepalive 6 s, grace 6 s: a close counted as a refresh kept the phone for 12 s; the grace is 6.
     const GRACE_SECONDS = 6;
-    const { client, tokens } = await setUp({ DEVICE_HEARTBEAT_SECONDS: '6', DEVICE_STREAM_GRACE_SECONDS: String(GRACE_SECONDS) }, 2);
-    await cluster!.startSim('doomed', { protocol: 'native', tokens: await tokens('dead', 2) }, 4);
+    const { e2e, cluster, client, tokens } = await setUp({ DEVICE_HEARTBEAT_SECONDS: '6', DEVICE_STREAM_GRACE_SECONDS: String(GRACE_SECONDS) }, 2);
+    await cluster.startSim('doomed', { protocol: 'native', tokens: await tokens('dead', 2) }, 4);
 
-    await cluster!.kill('doomed', 'SIGKILL');
+    await cluster.kill('doomed', 'SIGKILL');
     const killedAt = Date.now();
     // The phones' sockets closed with the process; wait past the grace, well inside keepalive + grace.
     await sleep(killedAt + (GRACE_SECONDS + 2) * 1000 - Date.now());
@@ -88,7 +65,7 @@ describe('a phone whose stream closed', () => {
     expect(Date.now() - killedAt).toBeLessThan(11_000);
 
     await waitDelivered(client, 300);
-    const assigned = await assignmentsByDevice(ids);
+    const assigned = await assignmentsByDevice(e2e, ids);
     expect(Object.keys(assigned).sort()).toEqual(['live-0', 'live-1']);
     expect(assigned['live-0']! + assigned['live-1']!).toBe(300);
   });
@@ -97,33 +74,37 @@ describe('a phone whose stream closed', () => {
 describe('a phone that left coverage', () => {
   it('is found dead and unavailable within DEVICE_OFFLINE_AFTER_SECONDS, and then not chosen', { timeout: 180_000 }, async () => {
     const OFFLINE_AFTER_SECONDS = 10;
-    const { client, tokens } = await setUp(
+    const { e2e, cluster, client, tokens } = await setUp(
       { DEVICE_HEARTBEAT_SECONDS: '1', DEVICE_STREAM_GRACE_SECONDS: '2', DEVICE_OFFLINE_AFTER_SECONDS: String(OFFLINE_AFTER_SECONDS) },
       1,
     );
-    relay = await startRelay(new URL(cluster!.baseUrl));
-    await cluster!.startSim('frozen', { protocol: 'native', tokens: await tokens('frozen', 1) }, 2, { SMSGW_URL: relay.url });
+    const relay = await startRelay(new URL(cluster.baseUrl));
+    // Its requests would hang in the relay, and a stopped process never ends on SIGTERM.
+    e2e.defer(() => relay.close());
+    await cluster.startSim('frozen', { protocol: 'native', tokens: await tokens('frozen', 1) }, 2, { SMSGW_URL: relay.url });
+    e2e.defer(() => cluster.signal('frozen', 'SIGCONT'));
     const record = async () => (await client.listDevices()).data.find((d) => d.name === 'frozen-0')!;
     // It heartbeats through the relay (SIM_POLL_SECONDS), so it is a device that reports.
     await vi.waitFor(async () => expect((await record()).health).toMatchObject({ status: 'online', battery: { level: expect.any(Number) } }), {
       timeout: 20_000,
     });
 
-    cluster!.signal('frozen', 'SIGSTOP');
+    cluster.signal('frozen', 'SIGSTOP');
     relay.stopForwarding();
     const frozenAt = Date.now();
     // Before: the API's keepalives were accepted and refreshed the stream for as long as TCP
     // retransmits (many minutes); the phone stayed available.
     await vi.waitFor(async () => expect(await record()).toMatchObject({ available: false, connection: null }), {
-      timeout: OFFLINE_AFTER_SECONDS * 3000, interval: 200,
+      timeout: OFFLINE_AFTER_SECONDS * 3000,
+      interval: 200,
     });
     // Its last heartbeat came before the freeze; a poll interval and a request of slack for the look.
     expect(Date.now() - frozenAt).toBeLessThanOrEqual(OFFLINE_AFTER_SECONDS * 1000 + 1000);
-    expect(cluster!.output('api').join('\n')).toContain('device event stream dead');
+    expect(cluster.output('api').join('\n')).toContain('device event stream dead');
 
     const ids = await sendRoundRobin(client, 100);
     await waitDelivered(client, 100);
-    expect(await assignmentsByDevice(ids)).toEqual({ 'live-0': 100 });
+    expect(await assignmentsByDevice(e2e, ids)).toEqual({ 'live-0': 100 });
     // The health rules announce it offline (the sweep judges it unavailable).
     await vi.waitFor(async () => expect((await record()).health.status).toBe('offline'), { timeout: 10_000 });
   });

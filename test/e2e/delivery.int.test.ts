@@ -1,12 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SmsgwClient } from '@smsgw/client';
-import { createApiKey, createDb, createDevice, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { sentIds, startCluster, type Cluster } from '../support/cluster.ts';
+import { createDevice } from '@smsgw/db';
+import { sentIds } from '../support/cluster.ts';
+import { e2ePerTest, type E2e } from '../support/e2e-fixture.ts';
 
 /**
  * The real processes: one API, two dispatchers, three simulated devices. 1,000 messages in
@@ -17,37 +13,19 @@ const MESSAGES = 1000;
 const REQUESTS = 10;
 const DEVICES = 3;
 
-let cluster: Cluster | undefined;
-let database: TestDatabase | undefined;
-let db: Db | undefined;
-let logDir: string | undefined;
+const openE2e = e2ePerTest('e2e');
 
-afterEach(async () => {
-  await cluster?.stop();
-  await db?.$disconnect();
-  await database?.drop();
-  if (logDir) await rm(logDir, { recursive: true, force: true });
-  cluster = database = db = logDir = undefined;
-});
-
-async function setUp(env: Record<string, string> = {}) {
-  database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-  db = createDb({ url: database.url, poolSize: 2 });
-  const user = await createUser(db, { name: 'e2e', monthlyQuota: 100_000 });
-  const { key } = await createApiKey(db, { userId: user.id, name: 'e2e' });
+async function setUp(env: Record<string, string> = {}): Promise<{ e2e: E2e; client: SmsgwClient }> {
+  const e2e = await openE2e();
+  const { user, key } = await e2e.user('e2e', 100_000);
   const tokens: string[] = [];
-  for (let i = 0; i < DEVICES; i++) tokens.push((await createDevice(db, { userId: user.id, name: `sim-${i}` })).token);
-  logDir = await mkdtemp(join(tmpdir(), 'smsgw-e2e-'));
-  cluster = await startCluster({
-    databaseUrl: database.url,
-    queuePrefix: `smsgw-e2e-${randomBytes(4).toString('hex')}`,
-    dispatchers: 2,
+  for (let i = 0; i < DEVICES; i++) tokens.push((await createDevice(e2e.db, { userId: user.id, name: `sim-${i}` })).token);
+  const cluster = await e2e.startCluster({
     deviceTokens: tokens,
-    logDir,
     env: { WORKER_LOCK_SECONDS: '3', SWEEP_INTERVAL_SECONDS: '2', ...env },
     simEnv: { SIM_SEND_MS: '2', SIM_DELIVER_MS: '20', SIM_POLL_SECONDS: '2' },
   });
-  return new SmsgwClient(cluster.baseUrl, key);
+  return { e2e, client: new SmsgwClient(cluster.baseUrl, key) };
 }
 
 async function sendAll(client: SmsgwClient, onRequest?: (i: number) => Promise<void>): Promise<string[]> {
@@ -72,36 +50,36 @@ async function waitForDelivered(client: SmsgwClient, timeoutMs: number): Promise
   }
 }
 
-async function expectEachDeliveredOnce(client: SmsgwClient, ids: string[]) {
+async function expectEachDeliveredOnce(e2e: E2e, client: SmsgwClient, ids: string[]) {
   const counts = Object.fromEntries(
     await Promise.all(
       ['queued', 'sending', 'sent', 'delivered', 'failed'].map(async (status) => [status, (await client.listMessages({ status, limit: 1 })).total]),
     ),
   );
   expect(counts).toEqual({ queued: 0, sending: 0, sent: 0, delivered: MESSAGES, failed: 0 });
-  const sent = await sentIds(logDir!);
+  const sent = await sentIds(e2e.logDir);
   expect(sent).toHaveLength(MESSAGES);
   expect(new Set(sent)).toEqual(new Set(ids));
 }
 
 describe('end to end', () => {
   it('delivers 1,000 messages sent in 10 requests exactly once through 2 dispatchers and 3 devices', async () => {
-    const client = await setUp();
+    const { e2e, client } = await setUp();
     const ids = await sendAll(client);
     expect(new Set(ids).size).toBe(MESSAGES);
     await waitForDelivered(client, 120_000);
-    await expectEachDeliveredOnce(client, ids);
+    await expectEachDeliveredOnce(e2e, client, ids);
   }, 240_000);
 
   it('still delivers every message exactly once when a dispatcher is killed with SIGKILL twice', async () => {
-    const client = await setUp();
+    const { e2e, client } = await setUp();
     const ids = await sendAll(client, async (r) => {
       if (r === 2 || r === 6) {
-        await cluster!.kill('dispatcher-0', 'SIGKILL');
-        cluster!.startDispatcher('dispatcher-0');
+        await e2e.cluster.kill('dispatcher-0', 'SIGKILL');
+        e2e.cluster.startDispatcher('dispatcher-0');
       }
     });
     await waitForDelivered(client, 180_000);
-    await expectEachDeliveredOnce(client, ids);
+    await expectEachDeliveredOnce(e2e, client, ids);
   }, 300_000);
 });

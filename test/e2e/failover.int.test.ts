@@ -1,65 +1,47 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SmsgwClient } from '@smsgw/client';
-import { createApiKey, createDb, createDevice, createPairing, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { sentIds, startCluster, type Cluster } from '../support/cluster.ts';
+import { createDevice, createPairing } from '@smsgw/db';
+import { sentIds } from '../support/cluster.ts';
+import { e2ePerTest, type E2e } from '../support/e2e-fixture.ts';
 
 /**
  * Failover without double sends through the real processes (docs/devices.md, "Failover"): the API,
  * two dispatchers, native simulated devices and an SMS Gate phone, some failing before sending.
  */
-let cluster: Cluster | undefined;
-let database: TestDatabase | undefined;
-let db: Db | undefined;
-let logDir: string | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  await db?.$disconnect();
-  await database?.drop();
-  if (logDir) await rm(logDir, { recursive: true, force: true });
-  cluster = database = db = logDir = undefined;
-});
+const openE2e = e2ePerTest('failover');
 
 const ENV = { WORKER_LOCK_SECONDS: '3', SWEEP_INTERVAL_SECONDS: '1', MAX_SEND_ATTEMPTS: '3', QUARANTINE_AFTER_FAILURES: '3' };
 const SIM_ENV = { SIM_SEND_MS: '1', SIM_DELIVER_MS: '0', SIM_POLL_SECONDS: '1', SIM_RECONNECT_MS: '500', SIM_RETRY_MS: '500' };
 const NATIVE_RETRYABLE = 'Simulated failure before sending: no service';
 const ANDROID_NO_SERVICE = 'Send result: RESULT_ERROR_NO_SERVICE (Failed because service is currently unavailable)';
 
-async function userWith(name: string, devices: string[]) {
-  const user = await createUser(db!, { name, monthlyQuota: 10_000 });
-  const { key } = await createApiKey(db!, { userId: user.id, name });
+async function userWith(e2e: E2e, name: string, devices: string[]) {
+  const { user, key } = await e2e.user(name, 10_000);
   const tokens: Record<string, { id: string; token: string }> = {};
   for (const device of devices) {
-    const { device: row, token } = await createDevice(db!, { userId: user.id, name: device });
+    const { device: row, token } = await createDevice(e2e.db, { userId: user.id, name: device });
     tokens[device] = { id: row.id, token };
   }
-  return { userId: user.id, client: new SmsgwClient(cluster!.baseUrl, key), devices: tokens };
+  return { userId: user.id, client: new SmsgwClient(e2e.cluster.baseUrl, key), devices: tokens };
 }
 
-async function allFinal(userId: string, count: number): Promise<void> {
-  await vi.waitFor(async () => expect(await db!.message.count({ where: { userId, state: { in: ['delivered', 'failed'] } } })).toBe(count), {
-    timeout: 40_000, interval: 250,
+async function allFinal({ db }: E2e, userId: string, count: number): Promise<void> {
+  await vi.waitFor(async () => expect(await db.message.count({ where: { userId, state: { in: ['delivered', 'failed'] } } })).toBe(count), {
+    timeout: 40_000,
+    interval: 250,
   });
 }
 
 describe('failover through the real processes', () => {
   it('never hands a message to two devices unless the first failed it before sending; retries land elsewhere; final failures stay final; quarantine', async () => {
-    database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-    db = createDb({ url: database.url, poolSize: 2 });
-    logDir = await mkdtemp(join(tmpdir(), 'smsgw-failover-'));
-    cluster = await startCluster({
-      databaseUrl: database.url, queuePrefix: `smsgw-failover-${randomBytes(4).toString('hex')}`, dispatchers: 2, logDir, env: ENV, simEnv: SIM_ENV,
-    });
+    const e2e = await openE2e();
+    const { db } = e2e;
+    const cluster = await e2e.startCluster({ env: ENV, simEnv: SIM_ENV });
     // Three users, each with a round-robin of their own: a flaky phone among good ones, a phone whose
     // failures may have left it, and an SMS Gate phone that never has service.
-    const fleet = await userWith('fleet', ['flaky', 'good-1', 'good-2']);
-    const lossy = await userWith('lossy', ['lossy', 'good-3']);
-    const gate = await userWith('gate', ['good-4']);
+    const fleet = await userWith(e2e, 'fleet', ['flaky', 'good-1', 'good-2']);
+    const lossy = await userWith(e2e, 'lossy', ['lossy', 'good-3']);
+    const gate = await userWith(e2e, 'gate', ['good-4']);
     const good = [fleet.devices['good-1']!, fleet.devices['good-2']!, lossy.devices['good-3']!, gate.devices['good-4']!].map((d) => d.token);
     await cluster.startSim('good', { protocol: 'native', tokens: good }, 4);
     await cluster.startSim('flaky', { protocol: 'native', tokens: [fleet.devices.flaky!.token] }, 5, { SIM_RETRYABLE_FAILURE_RATE: '0.3' });
@@ -75,15 +57,17 @@ describe('failover through the real processes', () => {
     await lossy.client.send({ recipients: recipients.slice(0, 6), body: 'may have left' });
     // The SMS Gate user: round-robin first (the phone's share goes to the good device), then one named to the phone.
     await gate.client.send({ recipients: recipients.slice(0, 4), body: 'no service here' });
-    await allFinal(gate.userId, 4);
+    await allFinal(e2e, gate.userId, 4);
     const named = (await gate.client.send({ recipients: [recipients[10]!], body: 'named', device_id: phoneId })).message_ids[0]!;
-    await Promise.all([allFinal(fleet.userId, 1000), allFinal(lossy.userId, 6), allFinal(gate.userId, 5)]);
+    await Promise.all([allFinal(e2e, fleet.userId, 1000), allFinal(e2e, lossy.userId, 6), allFinal(e2e, gate.userId, 5)]);
 
-    const sent = await sentIds(logDir);
+    const sent = await sentIds(e2e.logDir);
     expect(new Set(sent).size).toBe(sent.length);
 
     // The fleet: every message delivered, once, by a device it never failed on; each hand-over follows a retryable failure.
-    const rows = await db.$queryRawUnsafe<{ id: string; state: string; device_id: string; attempts: { device_id: string; error: string }[]; assigned: number; pending: number; failovers: number }[]>(
+    const rows = await db.$queryRawUnsafe<
+      { id: string; state: string; device_id: string; attempts: { device_id: string; error: string }[]; assigned: number; pending: number; failovers: number }[]
+    >(
       `SELECT m.id, m.state, m.device_id, m.attempts,
          (SELECT count(*)::int FROM message_events e WHERE e.message_id = m.id AND e.state = 'assigned') AS assigned,
          (SELECT count(*)::int FROM message_events e WHERE e.message_id = m.id AND e.state = 'pending') AS pending,
@@ -130,10 +114,11 @@ describe('failover through the real processes', () => {
     expect((await db.device.findUniqueOrThrow({ where: { id: phoneId } })).pauseReason).toBe('quarantined');
     const { data } = await gate.client.listDevices();
     expect((data.find((d) => d.id === phoneId) as unknown as { health: { status: string; reasons: string[] } }).health).toMatchObject({
-      status: 'degraded', reasons: expect.arrayContaining(['quarantined']),
+      status: 'degraded',
+      reasons: expect.arrayContaining(['quarantined']),
     });
     const after = await gate.client.send({ recipients: recipients.slice(20, 24), body: 'while quarantined' });
-    await allFinal(gate.userId, 9);
+    await allFinal(e2e, gate.userId, 9);
     for (const id of after.message_ids) expect(await db.message.findUniqueOrThrow({ where: { id } })).toMatchObject({ state: 'delivered', attempts: [] });
   }, 120_000);
 });

@@ -1,12 +1,11 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { appDate, SmsgwClient, SmsGateClient } from '@smsgw/client';
-import { createApiKey, createDb, createDevice, createPairing, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { startCluster, type Cluster } from '../support/cluster.ts';
+import { createApiKey, createDevice, createPairing, createUser, type Db } from '@smsgw/db';
+import type { Cluster } from '../support/cluster.ts';
+import { e2eForAll } from '../support/e2e-fixture.ts';
 
 /**
  * Carrier budgets, SIM choice, opt-out and the queue limit through the real processes (issue 18,
@@ -15,7 +14,6 @@ import { startCluster, type Cluster } from '../support/cluster.ts';
  * read from the simulators' sent log (`{id, to, at, sim}` a line).
  */
 interface Env {
-  database: TestDatabase;
   db: Db;
   logDir: string;
   cluster: Cluster;
@@ -30,22 +28,18 @@ const SHORT = 'fleet policies: one segment';
 // 200 GSM-7 characters: two segments of 153.
 const LONG = `fleet policies: two segments ${'x'.repeat(171)}`;
 
-async function boot(name: string, env: Record<string, string>): Promise<Env> {
-  const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-  const db = createDb({ url: database.url, poolSize: 2 });
-  const logDir = await mkdtemp(join(tmpdir(), `smsgw-${name}-`));
-  const cluster = await startCluster({
-    databaseUrl: database.url, queuePrefix: `smsgw-${name}-${randomBytes(4).toString('hex')}`, dispatchers: 2, logDir, env: { ...ENV, ...env }, simEnv: SIM_ENV,
-  });
-  return { database, db, logDir, cluster, streams: 0 };
-}
-
-async function shutDown(env: Env | undefined): Promise<void> {
-  if (!env) return;
-  await env.cluster.stop();
-  await env.db.$disconnect();
-  await env.database.drop();
-  await rm(env.logDir, { recursive: true, force: true });
+/** The environment of the tests of the describe block this is called in, with `env` for its processes. */
+function environment(name: string, env: Record<string, string>): () => Env {
+  let current: Env | undefined;
+  e2eForAll(
+    name,
+    async (e2e) => {
+      const cluster = await e2e.startCluster({ env: { ...ENV, ...env }, simEnv: SIM_ENV });
+      current = { db: e2e.db, logDir: e2e.logDir, cluster, streams: 0 };
+    },
+    90_000,
+  );
+  return () => current!;
 }
 
 async function newUser(env: Env, name: string) {
@@ -83,32 +77,40 @@ async function smsGatePhone(env: Env, userId: string, name: string, stateDir: st
   return (await env.db.device.findFirstOrThrow({ where: { userId, name } })).id;
 }
 
-interface SentLine { id: string; to: string; at: string; sim: number }
+interface SentLine {
+  id: string;
+  to: string;
+  at: string;
+  sim: number;
+}
 async function sentLog(env: Env): Promise<SentLine[]> {
   const text = await readFile(join(env.logDir, 'sent.jsonl'), 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as SentLine);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as SentLine);
 }
 
 async function allFinal(env: Env, ids: string[], timeout = 30_000) {
-  await vi.waitFor(async () => {
-    expect(await env.db.message.count({ where: { id: { in: ids }, state: { in: ['delivered', 'failed'] } } })).toBe(ids.length);
-  }, { timeout, interval: 200 });
-  return env.db.message.findMany({ where: { id: { in: ids } }, select: { id: true, to: true, state: true, error: true, deviceId: true, segments: true, simNumber: true } });
+  await vi.waitFor(
+    async () => {
+      expect(await env.db.message.count({ where: { id: { in: ids }, state: { in: ['delivered', 'failed'] } } })).toBe(ids.length);
+    },
+    { timeout, interval: 200 },
+  );
+  return env.db.message.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, to: true, state: true, error: true, deviceId: true, segments: true, simNumber: true },
+  });
 }
 
 const phone = (n: number) => `+1555${String(n).padStart(7, '0')}`;
 
 describe('carrier budgets, SIM choice and opt-out through the real processes', () => {
-  let env: Env | undefined;
-  beforeAll(async () => {
-    env = await boot('fleet', {});
-  }, 90_000);
-  afterAll(async () => {
-    await shutDown(env);
-  }, 60_000);
+  const env = environment('fleet', {});
 
   it('holds an hourly segment budget and a unique-recipient budget across two dispatchers, spilling the rest to the device with room', async () => {
-    const e = env!;
+    const e = env();
     const { userId, client, call } = await newUser(e, 'budgets');
     const [limited, recipients, open] = await nativeDevices(e, userId, 'budget-devices', ['segments', 'recipients', 'open']);
     expect((await call('PATCH', `/api/v1/devices/${limited!.id}`, { segments_per_hour: 10 })).status).toBe(200);
@@ -138,8 +140,12 @@ describe('carrier budgets, SIM choice and opt-out through the real processes', (
     expect(on(open!.id).length).toBe(30 - on(limited!.id).length - on(recipients!.id).length);
     expect(on(open!.id).length).toBeGreaterThan(10);
 
-    const limitedRecord = (await call<{ usage: Record<string, { limit: number | null; used: number; resets_at: string | null }>; health: { reasons: string[] } }>(
-      'GET', `/api/v1/devices/${limited!.id}`)).json;
+    const limitedRecord = (
+      await call<{ usage: Record<string, { limit: number | null; used: number; resets_at: string | null }>; health: { reasons: string[] } }>(
+        'GET',
+        `/api/v1/devices/${limited!.id}`,
+      )
+    ).json;
     expect(limitedRecord.usage.segments_per_hour).toEqual({ limit: 10, used: segments, resets_at: expect.any(String) });
     const resets = Date.parse(limitedRecord.usage.segments_per_hour!.resets_at!);
     expect(resets - Date.now()).toBeGreaterThan(50 * 60_000);
@@ -154,17 +160,27 @@ describe('carrier budgets, SIM choice and opt-out through the real processes', (
     expect(await allFinal(e, [again!])).toMatchObject([{ state: 'delivered', deviceId: recipients!.id }]);
     expect(await client.getMessage(waiting!)).toMatchObject({ status: 'queued' });
     expect((await sentLog(e)).map((s) => s.id)).not.toContain(waiting);
-    expect((await call<{ usage: Record<string, unknown> }>('GET', `/api/v1/devices/${recipients!.id}`)).json.usage.unique_recipients_per_month)
-      .toMatchObject({ limit: 3, used: 3 });
+    expect((await call<{ usage: Record<string, unknown> }>('GET', `/api/v1/devices/${recipients!.id}`)).json.usage.unique_recipients_per_month).toMatchObject({
+      limit: 3,
+      used: 3,
+    });
   }, 60_000);
 
   it('picks the SIM with room on an SMS Gate phone with two SIMs: the phone sends from the SIMs smsgw named', async () => {
-    const e = env!;
+    const e = env();
     const { userId, client, call } = await newUser(e, 'sims');
     const phoneId = await smsGatePhone(e, userId, 'two-sims', join(e.logDir, 'sims-state'));
     // The simulated phone reports one SIM; as a dual-SIM phone's app would, its device record lists two
     // (as apps/dispatcher/src/budgets.int.test.ts does).
-    await e.db.device.update({ where: { id: phoneId }, data: { simCards: [{ slotIndex: 0, simNumber: 1 }, { slotIndex: 1, simNumber: 2 }] } });
+    await e.db.device.update({
+      where: { id: phoneId },
+      data: {
+        simCards: [
+          { slotIndex: 0, simNumber: 1 },
+          { slotIndex: 1, simNumber: 2 },
+        ],
+      },
+    });
     expect((await call('PATCH', `/api/v1/devices/${phoneId}`, { sims: [{ sim_number: 1, segments_per_hour: 3 }] })).status).toBe(200);
 
     // SIM 1 has room for a two-part and a one-part message; everything after it goes out on SIM 2.
@@ -187,7 +203,7 @@ describe('carrier budgets, SIM choice and opt-out through the real processes', (
   }, 60_000);
 
   it('STOP from an incoming SMS refuses later messages to the sender (never sent, not charged); START from the other protocol lifts it', async () => {
-    const e = env!;
+    const e = env();
     const { userId, client, call } = await newUser(e, 'opt-out');
     const [device] = await nativeDevices(e, userId, 'opt-out-device', ['native']);
     const stateDir = join(e.logDir, 'opt-out-state');
@@ -199,14 +215,15 @@ describe('carrier budgets, SIM choice and opt-out through the real processes', (
 
     // STOP reaches the native device, which posts it as its inbound SMS.
     const inbound = await fetch(`${e.cluster.baseUrl}/api/v1/device/inbound`, {
-      method: 'POST', headers: { authorization: `Bearer ${device!.token}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${device!.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ messages: [{ id: randomUUID(), from: stopper, message: ' Stop ', received_at: new Date().toISOString() }] }),
     });
     expect(inbound.status).toBe(202);
     expect(await listed()).toEqual([stopper]);
 
     const before = await quotaUsed();
-    const result = await client.send({ recipients: [stopper, other], body: 'after stop' }) as { message_ids: string[]; opted_out?: string[] };
+    const result = (await client.send({ recipients: [stopper, other], body: 'after stop' })) as { message_ids: string[]; opted_out?: string[] };
     expect(result.opted_out).toEqual([stopper]);
     const [refused, allowed] = result.message_ids;
     expect(await client.getMessage(refused!)).toMatchObject({ status: 'failed', error: 'recipient opted out' });
@@ -227,10 +244,18 @@ describe('carrier budgets, SIM choice and opt-out through the real processes', (
     const hook = (await app.webhooks()).find((w) => w.event === 'sms:received')!;
     const receivedAt = appDate(new Date(), '+00:00');
     await app.postWebhook(hook.url, signingKey, {
-      id: randomBytes(10).toString('hex'), webhookId: hook.id, event: 'sms:received', deviceId: phoneId,
+      id: randomBytes(10).toString('hex'),
+      webhookId: hook.id,
+      event: 'sms:received',
+      deviceId: phoneId,
       payload: {
         messageId: createHash('sha256').update(`${stopper}START${receivedAt}`).digest('hex').slice(0, 8),
-        message: 'start', sender: stopper, recipient: '+15550990000', simNumber: 1, receivedAt, phoneNumber: stopper,
+        message: 'start',
+        sender: stopper,
+        recipient: '+15550990000',
+        simNumber: 1,
+        receivedAt,
+        phoneNumber: stopper,
       },
     });
     await vi.waitFor(async () => expect(await listed()).toEqual([]), WAIT);
@@ -245,16 +270,10 @@ describe('carrier budgets, SIM choice and opt-out through the real processes', (
 describe('MAX_QUEUE_SECONDS through the real processes', () => {
   const MAX_QUEUE_SECONDS = 4;
   const SWEEP_SECONDS = 1;
-  let env: Env | undefined;
-  beforeAll(async () => {
-    env = await boot('expiry', { MAX_QUEUE_SECONDS: String(MAX_QUEUE_SECONDS), SWEEP_INTERVAL_SECONDS: String(SWEEP_SECONDS) });
-  }, 90_000);
-  afterAll(async () => {
-    await shutDown(env);
-  }, 60_000);
+  const env = environment('expiry', { MAX_QUEUE_SECONDS: String(MAX_QUEUE_SECONDS), SWEEP_INTERVAL_SECONDS: String(SWEEP_SECONDS) });
 
   it('fails a message no device could take "expired before it could be sent" within MAX_QUEUE_SECONDS and a sweep', async () => {
-    const e = env!;
+    const e = env();
     // A user whose only device is online but out of budget: its second message waits in round-robin.
     const full = await newUser(e, 'full');
     const [device] = await nativeDevices(e, full.userId, 'expiry-device', ['one-a-hour']);
@@ -271,7 +290,10 @@ describe('MAX_QUEUE_SECONDS through the real processes', () => {
 
     const rows = await allFinal(e, [waiting!, scheduled!], 30_000);
     for (const row of rows) expect(row).toMatchObject({ state: 'failed', error: 'expired before it could be sent' });
-    const records = await e.db.message.findMany({ where: { id: { in: [waiting!, scheduled!] } }, select: { id: true, createdAt: true, sendAt: true, failedAt: true, assignedAt: true } });
+    const records = await e.db.message.findMany({
+      where: { id: { in: [waiting!, scheduled!] } },
+      select: { id: true, createdAt: true, sendAt: true, failedAt: true, assignedAt: true },
+    });
     for (const record of records) {
       // Counted from creation, or from send_at for a scheduled message.
       const due = (record.sendAt ?? record.createdAt).getTime();

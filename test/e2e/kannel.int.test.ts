@@ -1,13 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { createApiKey, createDb, createDevice, createPairing, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { sentIds, startCluster, type Cluster } from '../support/cluster.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { createDevice, createPairing } from '@smsgw/db';
+import { sentIds } from '../support/cluster.ts';
+import { e2ePerTest, type E2e } from '../support/e2e-fixture.ts';
 
 /**
  * Kannel's sendsms over the real processes, driven as Kannel clients drive it: plain HTTP
@@ -16,56 +10,41 @@ import { sentIds, startCluster, type Cluster } from '../support/cluster.ts';
  * and a simulated SMS Gate phone. A dlr-url receiver on loopback gets Kannel's GET per report
  * that the dlr-mask selects, with the escape codes filled in and URL-encoded.
  */
-let cluster: Cluster | undefined;
-let database: TestDatabase | undefined;
-let db: Db | undefined;
-let logDir: string | undefined;
-let server: Server | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  server?.closeAllConnections();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  await db?.$disconnect();
-  await database?.drop();
-  if (logDir) await rm(logDir, { recursive: true, force: true });
-  cluster = database = db = logDir = server = undefined;
-});
+const openE2e = e2ePerTest('kannel');
 
 /** A dlr-url receiver: every request's method and raw URL, answered 200 as a Kannel application would. */
-async function startReceiver(): Promise<{ base: string; calls: { method: string; url: string }[] }> {
+async function startReceiver(e2e: E2e): Promise<{ base: string; calls: { method: string; url: string }[] }> {
   const calls: { method: string; url: string }[] = [];
-  server = createServer((req, res) => {
+  const base = await e2e.listen((req, res) => {
     calls.push({ method: req.method ?? '', url: req.url ?? '' });
     res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
   });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls };
+  return { base, calls };
 }
 
 /** The raw query of a dlr call as name → value, still URL-encoded as Kannel sent it. */
 function rawQuery(url: string): Record<string, string> {
-  return Object.fromEntries(url.slice(url.indexOf('?') + 1).split('&').map((pair) => pair.split('=') as [string, string]));
+  return Object.fromEntries(
+    url
+      .slice(url.indexOf('?') + 1)
+      .split('&')
+      .map((pair) => pair.split('=') as [string, string]),
+  );
 }
 
 const AT = /^\d{4}-\d{2}-\d{2}\+\d{2}:\d{2}:\d{2}$/;
 
 describe('Kannel sendsms end to end', () => {
   it('sends GET and POST requests through both device protocols, each message once, and calls dlr-url per dlr-mask', async () => {
-    database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-    db = createDb({ url: database.url, poolSize: 2 });
-    const user = await createUser(db, { name: 'kannel-user', monthlyQuota: 1000 });
-    const { key } = await createApiKey(db, { userId: user.id, name: 'kannel' });
+    const e2e = await openE2e();
+    const { db } = e2e;
+    const { user, key } = await e2e.user('kannel-user');
     const native = await createDevice(db, { userId: user.id, name: 'native' });
     const failing = await createDevice(db, { userId: user.id, name: 'failing' });
     const pairing = await createPairing(db, { userId: user.id, name: 'phone', ttlSeconds: 600 });
-    const receiver = await startReceiver();
-    logDir = await mkdtemp(join(tmpdir(), 'smsgw-kannel-'));
-    cluster = await startCluster({
-      databaseUrl: database.url,
-      queuePrefix: `smsgw-kannel-${randomBytes(4).toString('hex')}`,
+    const receiver = await startReceiver(e2e);
+    const cluster = await e2e.startCluster({
       dispatchers: 1,
-      logDir,
       env: { WEBHOOK_ALLOW_PRIVATE: 'true', DEVICE_HEARTBEAT_SECONDS: '1' },
       simEnv: { SIM_SEND_MS: '2', SIM_DELIVER_MS: '20', SIM_POLL_SECONDS: '2' },
       deviceTokens: [native.token],
@@ -76,7 +55,15 @@ describe('Kannel sendsms end to end', () => {
     // GET: three numbers (one as 00…, one without +), sent (8) and delivered (1) reports.
     const get = [`+1555${randomDigits()}`, `001555${randomDigits()}`, `1555${randomDigits()}`];
     const dlrGet = `${receiver.base}/dlr?ref=get-42&type=%d&to=%p&from=%P&at=%t&reply=%A&id=%I`;
-    const query = new URLSearchParams({ username: 'kannel-user', password: key, to: get.join(' '), text: 'Kannel GET ✓', from: 'ACME Corp', 'dlr-url': dlrGet, 'dlr-mask': '9' });
+    const query = new URLSearchParams({
+      username: 'kannel-user',
+      password: key,
+      to: get.join(' '),
+      text: 'Kannel GET ✓',
+      from: 'ACME Corp',
+      'dlr-url': dlrGet,
+      'dlr-mask': '9',
+    });
     const getRes = await fetch(`${sendsms}?${query}`);
     expect([getRes.status, await getRes.text()]).toEqual([202, '0: Accepted for delivery']);
 
@@ -85,8 +72,12 @@ describe('Kannel sendsms end to end', () => {
     const postRes = await fetch(sendsms, {
       method: 'POST',
       headers: {
-        'content-type': 'text/plain; charset=utf-8', 'x-kannel-username': 'kannel-user', 'x-kannel-password': key,
-        'x-kannel-to': post.join(' '), 'x-kannel-dlr-url': `${receiver.base}/dlr?ref=post&type=%d&to=%p`, 'x-kannel-dlr-mask': '1',
+        'content-type': 'text/plain; charset=utf-8',
+        'x-kannel-username': 'kannel-user',
+        'x-kannel-password': key,
+        'x-kannel-to': post.join(' '),
+        'x-kannel-dlr-url': `${receiver.base}/dlr?ref=post&type=%d&to=%p`,
+        'x-kannel-dlr-mask': '1',
       },
       body: 'Kannel POST',
     });
@@ -94,8 +85,11 @@ describe('Kannel sendsms end to end', () => {
 
     const ids = (await db.message.findMany({ where: { userId: user.id }, select: { id: true } })).map((m) => m.id);
     expect(ids).toHaveLength(5);
-    await vi.waitFor(async () => expect(await db!.message.count({ where: { userId: user.id, state: 'delivered' } })).toBe(5), { timeout: 60_000, interval: 200 });
-    const sent = await sentIds(logDir);
+    await vi.waitFor(async () => expect(await db.message.count({ where: { userId: user.id, state: 'delivered' } })).toBe(5), {
+      timeout: 60_000,
+      interval: 200,
+    });
+    const sent = await sentIds(e2e.logDir);
     expect(sent.sort()).toEqual([...ids].sort());
     const devices = await db.message.groupBy({ by: ['deviceId'], where: { userId: user.id }, _count: { _all: true } });
     expect(devices.length).toBe(2);
@@ -121,8 +115,13 @@ describe('Kannel sendsms end to end', () => {
     // A message no device can send (the failing simulator, named as smsc): type 16 with smsgw's reason.
     await cluster.startSim('failing', { protocol: 'native', tokens: [failing.token] }, 3, { SIM_FAILURE_RATE: '1' });
     const failQuery = new URLSearchParams({
-      username: 'kannel-user', password: key, to: `+1555${randomDigits()}`, text: 'will fail', smsc: failing.device.id,
-      'dlr-url': `${receiver.base}/dlr?ref=fail&type=%d&reply=%A`, 'dlr-mask': '31',
+      username: 'kannel-user',
+      password: key,
+      to: `+1555${randomDigits()}`,
+      text: 'will fail',
+      smsc: failing.device.id,
+      'dlr-url': `${receiver.base}/dlr?ref=fail&type=%d&reply=%A`,
+      'dlr-mask': '31',
     });
     const failRes = await fetch(`${sendsms}?${failQuery}`);
     expect(failRes.status).toBe(202);

@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SmsgwClient } from '@smsgw/client';
-import { createApiKey, createDb, createDevice, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
+import { createDevice, type Db } from '@smsgw/db';
 // The scripted modem and the relay live with the agent they test; relative paths, as the root package does not depend on the agent.
 import { FakeModem, PtyPair, readSubmit } from '../../apps/modem-agent/src/testing/fake-modem.ts';
 import { TcpRelay } from '../../apps/modem-agent/src/testing/tcp-relay.ts';
-import { startCluster, type Cluster } from '../support/cluster.ts';
+import type { Cluster } from '../support/cluster.ts';
+import { e2eForAll } from '../support/e2e-fixture.ts';
 
 /**
  * Late status reports from a USB modem (issue 24): the real API, one dispatcher and the modem agent
@@ -19,60 +18,47 @@ import { startCluster, type Cluster } from '../support/cluster.ts';
  * smsgw off for the agent only. The agent polls every 10 minutes: a report that waited for a poll
  * would fail every test here.
  */
-let database: TestDatabase;
 let db: Db;
-let dir: string;
-let pty: PtyPair;
 let modem: FakeModem;
 let relay: TcpRelay;
 let cluster: Cluster;
 let client: SmsgwClient;
 let agentEnv: Record<string, string>;
 
-beforeAll(async () => {
-  database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-  db = createDb({ url: database.url, poolSize: 2 });
-  const user = await createUser(db, { name: 'modem-reports-e2e', monthlyQuota: 100_000 });
-  const { key } = await createApiKey(db, { userId: user.id, name: 'modem-reports-e2e' });
-  const device = await createDevice(db, { userId: user.id, name: 'modem' });
-  dir = await mkdtemp(join(tmpdir(), 'smsgw-modem-reports-'));
-  pty = new PtyPair(dir);
-  await pty.start();
-  modem = await FakeModem.open(pty.modem);
-  cluster = await startCluster({
-    databaseUrl: database.url,
-    queuePrefix: `smsgw-modem-reports-${randomBytes(4).toString('hex')}`,
-    dispatchers: 1,
-    logDir: dir,
-    env: { WORKER_LOCK_SECONDS: '3', SWEEP_INTERVAL_SECONDS: '2' },
-  });
-  const { hostname, port } = new URL(cluster.baseUrl);
-  relay = new TcpRelay({ host: hostname, port: Number(port) });
-  await relay.open();
-  agentEnv = {
-    SMSGW_URL: relay.url,
-    MODEM_PORT: pty.agent,
-    SMSGW_DEVICE_TOKEN: device.token,
-    MODEM_STATE_FILE: join(dir, 'modem-state.json'),
-    MODEM_POLL_SECONDS: '600',
-    MODEM_RETRY_MAX_MS: '1000',
-    LOG_LEVEL: 'info',
-  };
-  await cluster.startModemAgent('modem', agentEnv, 1);
-  await vi.waitFor(() => expect(agentLogs().some((l) => l.msg === 'modem ready')).toBe(true), { timeout: 10_000 });
-  client = new SmsgwClient(cluster.baseUrl, key);
-}, 90_000);
-
-afterAll(async () => {
-  // The agent stops before its port vanishes.
-  await cluster?.stop();
-  await modem?.close();
-  await pty?.stop();
-  await relay?.cut();
-  await db?.$disconnect();
-  await database?.drop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+e2eForAll(
+  'modem-reports',
+  async (e2e) => {
+    db = e2e.db;
+    const { user, key } = await e2e.user('modem-reports-e2e', 100_000);
+    const device = await createDevice(db, { userId: user.id, name: 'modem' });
+    // Torn down after the processes: the agent stops before its port vanishes.
+    const pty = new PtyPair(e2e.logDir);
+    await pty.start();
+    e2e.defer(() => pty.stop());
+    modem = await FakeModem.open(pty.modem);
+    e2e.defer(() => modem.close());
+    // Closed once the agent has stopped, which might otherwise try smsgw again on the way out.
+    e2e.defer(() => relay?.cut());
+    // Keepalives every 5 s: an agent waiting for a late report sees its idle event stream carry several.
+    cluster = await e2e.startCluster({ dispatchers: 1, env: { WORKER_LOCK_SECONDS: '3', SWEEP_INTERVAL_SECONDS: '2', DEVICE_HEARTBEAT_SECONDS: '5' } });
+    const { hostname, port } = new URL(cluster.baseUrl);
+    relay = new TcpRelay({ host: hostname, port: Number(port) });
+    await relay.open();
+    agentEnv = {
+      SMSGW_URL: relay.url,
+      MODEM_PORT: pty.agent,
+      SMSGW_DEVICE_TOKEN: device.token,
+      MODEM_STATE_FILE: join(e2e.logDir, 'modem-state.json'),
+      MODEM_POLL_SECONDS: '600',
+      MODEM_RETRY_MAX_MS: '1000',
+      LOG_LEVEL: 'info',
+    };
+    await cluster.startModemAgent('modem', agentEnv, 1);
+    await vi.waitFor(() => expect(agentLogs().some((l) => l.msg === 'modem ready')).toBe(true), { timeout: 10_000 });
+    client = new SmsgwClient(cluster.baseUrl, key);
+  },
+  90_000,
+);
 
 function agentLogs(): { msg: string; id?: string; time: number }[] {
   return cluster.output('modem').flatMap((line) => {
@@ -117,16 +103,22 @@ async function reportDelivered(id: string, mr: number): Promise<number> {
 
 /** What the agent's state file holds about the messages `ids`. */
 async function stateFile(ids: string[]): Promise<{ id: string; phase: string; deliveredRefs: number[] }[]> {
-  const { submissions } = JSON.parse(await readFile(agentEnv.MODEM_STATE_FILE!, 'utf8')) as { submissions: { id: string; phase: string; deliveredRefs: number[] }[] };
+  const { submissions } = JSON.parse(await readFile(agentEnv.MODEM_STATE_FILE!, 'utf8')) as {
+    submissions: { id: string; phase: string; deliveredRefs: number[] }[];
+  };
   return submissions.filter((s) => ids.includes(s.id));
 }
 
 describe('a modem agent with late status reports', () => {
-  it('shows a message delivered within 2 s of its status report held back 0 s, 3 s or 30 s, the agent otherwise idle', async () => {
+  // Issue 24 asked for 0, 3 and 30 s, 30 s being the poll interval then. With MODEM_POLL_SECONDS at 600
+  // no hold reaches a poll; what an idle agent meets while a report is held back is its event stream's
+  // keepalives (every 5 s here: 12 s spans two, as 30 s did at the default 15). Its keep-alive
+  // connection to the API outlives either hold (the API's Keep-Alive is 72 s).
+  it('shows a message delivered within 2 s of its status report held back 0 s, 3 s or 12 s, the agent otherwise idle', async () => {
     const messages = await sendTo('Your code is 4711.', 3);
     await Promise.all(messages.map(({ id }) => waitForState(id, 'sent', 10_000)));
     const latencies = await Promise.all(
-      [0, 3_000, 30_000].map(async (hold, i) => {
+      [0, 3_000, 12_000].map(async (hold, i) => {
         const { id, to } = messages[i]!;
         await sleep(hold);
         return reportDelivered(id, referencesTo(to)[0]!);
@@ -135,7 +127,7 @@ describe('a modem agent with late status reports', () => {
     expect(latencies.map((ms) => ms < 2_000)).toEqual([true, true, true]);
   }, 60_000);
 
-  it('shows a 3-part message delivered when the last part\'s late report comes, and not before', async () => {
+  it("shows a 3-part message delivered when the last part's late report comes, and not before", async () => {
     const text = 'Your parcel left our warehouse this morning and will reach you tomorrow between 9:00 and 13:00. '.repeat(4);
     const [{ id, to }] = (await sendTo(text)) as [{ id: string; to: string }];
     await waitForState(id, 'sent', 10_000);
@@ -165,7 +157,15 @@ describe('a modem agent with late status reports', () => {
     // Started again while smsgw is still out of reach; it comes back once the modem is ready.
     const before = agentLogs().length;
     await cluster.startModemAgent('modem', agentEnv, 1);
-    await vi.waitFor(() => expect(agentLogs().slice(before).some((l) => l.msg === 'modem ready')).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(
+      () =>
+        expect(
+          agentLogs()
+            .slice(before)
+            .some((l) => l.msg === 'modem ready'),
+        ).toBe(true),
+      { timeout: 10_000 },
+    );
     await relay.open();
     const back = Date.now();
     await waitForState(early.id, 'delivered', 5_000);

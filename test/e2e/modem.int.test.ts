@@ -1,14 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SmsgwClient } from '@smsgw/client';
-import { createApiKey, createDb, createDevice, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
+import { createDevice } from '@smsgw/db';
 // The scripted modem lives with the agent it tests; a relative path, as the root package does not depend on the agent.
 import { FakeModem, PtyPair, readSubmit } from '../../apps/modem-agent/src/testing/fake-modem.ts';
-import { sentIds, startCluster, type Cluster } from '../support/cluster.ts';
+import { sentIds } from '../support/cluster.ts';
+import { e2ePerTest } from '../support/e2e-fixture.ts';
 
 /**
  * A USB modem next to a phone (issue 12): the real API, one dispatcher, the modem agent as a real
@@ -18,46 +15,29 @@ import { sentIds, startCluster, type Cluster } from '../support/cluster.ts';
  * 100 messages, half of them 2-part texts, go round-robin over both devices: every one delivered,
  * each part of each message submitted to the modem once, each phone message sent once.
  */
-let cluster: Cluster | undefined;
-let database: TestDatabase | undefined;
-let db: Db | undefined;
-let dir: string | undefined;
-let pty: PtyPair | undefined;
-let modem: FakeModem | undefined;
-
-afterEach(async () => {
-  // The agent stops before its port vanishes.
-  await cluster?.stop();
-  await modem?.close();
-  await pty?.stop();
-  await db?.$disconnect();
-  await database?.drop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  cluster = database = db = dir = pty = modem = undefined;
-});
+const openE2e = e2ePerTest('modem-e2e');
 
 const SHORT = 'Your parcel is on its way.';
 // GSM-7 over 160 characters: two concatenated parts.
-const LONG = 'Your parcel left our warehouse this morning and will reach you tomorrow between 9:00 and 13:00. Reply STOP to stop these updates; call us for any question about it!';
+const LONG =
+  'Your parcel left our warehouse this morning and will reach you tomorrow between 9:00 and 13:00. Reply STOP to stop these updates; call us for any question about it!';
 
 describe('a modem agent and a phone together', () => {
   it('delivers 100 messages round-robin over a USB modem and a phone, each part submitted once, none sent twice', async () => {
-    database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-    db = createDb({ url: database.url, poolSize: 2 });
-    const user = await createUser(db, { name: 'modem-e2e', monthlyQuota: 100_000 });
-    const { key } = await createApiKey(db, { userId: user.id, name: 'modem-e2e' });
+    const e2e = await openE2e();
+    const { db, logDir: dir } = e2e;
+    const { user, key } = await e2e.user('modem-e2e', 100_000);
     const modemDevice = await createDevice(db, { userId: user.id, name: 'modem' });
     const phoneDevice = await createDevice(db, { userId: user.id, name: 'phone' });
 
-    dir = await mkdtemp(join(tmpdir(), 'smsgw-modem-e2e-'));
-    pty = new PtyPair(dir);
+    // Torn down after the processes: the agent stops before its port vanishes.
+    const pty = new PtyPair(dir);
     await pty.start();
-    modem = await FakeModem.open(pty.modem, { deliverAfterMs: 0 });
-    cluster = await startCluster({
-      databaseUrl: database.url,
-      queuePrefix: `smsgw-modem-e2e-${randomBytes(4).toString('hex')}`,
+    e2e.defer(() => pty.stop());
+    const modem = await FakeModem.open(pty.modem, { deliverAfterMs: 0 });
+    e2e.defer(() => modem.close());
+    const cluster = await e2e.startCluster({
       dispatchers: 1,
-      logDir: dir,
       env: { WORKER_LOCK_SECONDS: '3', SWEEP_INTERVAL_SECONDS: '2' },
       simEnv: { SIM_SEND_MS: '2', SIM_DELIVER_MS: '20', SIM_POLL_SECONDS: '2' },
     });
@@ -101,13 +81,18 @@ describe('a modem agent and a phone together', () => {
 
     // At the modem: exactly the parts of its messages, each once, with a status report requested.
     const submitted = modem.submitted.map((s) => readSubmit(s.pdu));
-    const byRecipient = (list: { to: string; part: number; parts: number; text: string }[]) =>
-      list.map((p) => `${p.to} ${p.part}/${p.parts}`).sort();
+    const byRecipient = (list: { to: string; part: number; parts: number; text: string }[]) => list.map((p) => `${p.to} ${p.part}/${p.parts}`).sort();
     const expected = viaModem.flatMap((m) => Array.from({ length: m.segments }, (_, i) => ({ to: m.to, part: i + 1, parts: m.segments, text: m.body })));
     expect(byRecipient(submitted)).toEqual(byRecipient(expected));
     expect(submitted.every((p) => p.statusReport)).toBe(true);
     for (const m of viaModem) {
-      expect(submitted.filter((p) => p.to === m.to).sort((a, b) => a.part - b.part).map((p) => p.text).join('')).toBe(m.body);
+      expect(
+        submitted
+          .filter((p) => p.to === m.to)
+          .sort((a, b) => a.part - b.part)
+          .map((p) => p.text)
+          .join(''),
+      ).toBe(m.body);
     }
 
     // At the phone: its messages, each once; none of the modem's.
@@ -116,7 +101,7 @@ describe('a modem agent and a phone together', () => {
     expect(new Set(sentByPhone)).toEqual(new Set(viaPhone.map((m) => m.id)));
 
     // SIGTERM stops the agent within seconds, with exit code 0.
-    const agent = cluster!.processes.get('modem')!;
+    const agent = cluster.processes.get('modem')!;
     const stopping = Date.now();
     const exited = new Promise<number | null>((resolve) => agent.once('exit', (code) => resolve(code)));
     agent.kill('SIGTERM');

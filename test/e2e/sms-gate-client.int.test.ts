@@ -1,49 +1,37 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { newerClient, publishedClient } from '@smsgw/api/testing/sms-gate';
-import { createApiKey, createDb, createDevice, createPairing, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { sentIds, startCluster, type Cluster } from '../support/cluster.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { encryptValue, newerClient, publishedClient } from '@smsgw/api/testing/sms-gate';
+import { createDevice, createPairing } from '@smsgw/db';
+import { sentIds } from '../support/cluster.ts';
+import { e2ePerTest } from '../support/e2e-fixture.ts';
 
 /**
  * SMS Gate's client library against the real processes (API, two dispatchers) and simulated
  * devices of both protocols, a native device and an SMS Gate phone: messages sent by Basic and by
- * Bearer reach Delivered as the library reads them, each sent exactly once.
+ * Bearer reach Delivered as the library reads them, each sent exactly once; an encrypted one goes to
+ * the SMS Gate phone alone, as the ciphertexts the client made.
  */
-let cluster: Cluster | undefined;
-let database: TestDatabase | undefined;
-let db: Db | undefined;
-let logDir: string | undefined;
+const openE2e = e2ePerTest('gate-client');
 
-afterEach(async () => {
-  await cluster?.stop();
-  await db?.$disconnect();
-  await database?.drop();
-  if (logDir) await rm(logDir, { recursive: true, force: true });
-  cluster = database = db = logDir = undefined;
-});
+/** A user with a native device and an SMS Gate phone, both connected. */
+async function setUp(name: string) {
+  const e2e = await openE2e();
+  const { db, logDir } = e2e;
+  const { user, key } = await e2e.user(name);
+  const native = await createDevice(db, { userId: user.id, name: 'native' });
+  const pairing = await createPairing(db, { userId: user.id, name: 'sms-gate', ttlSeconds: 600 });
+  const cluster = await e2e.startCluster({
+    deviceTokens: [native.token],
+    pairings: [pairing.code],
+    simEnv: { SIM_SEND_MS: '2', SIM_DELIVER_MS: '20', SIM_POLL_SECONDS: '1' },
+  });
+  return { db, logDir, user, key, native, cluster };
+}
 
 describe('SMS Gate client API, end to end', () => {
   it('delivers messages sent by Basic and by Bearer through a native device and an SMS Gate phone, each once', async () => {
-    database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-    db = createDb({ url: database.url, poolSize: 2 });
-    const user = await createUser(db, { name: 'gate-client', monthlyQuota: 1000 });
-    const { key } = await createApiKey(db, { userId: user.id, name: 'e2e' });
-    const native = await createDevice(db, { userId: user.id, name: 'native' });
-    const pairing = await createPairing(db, { userId: user.id, name: 'sms-gate', ttlSeconds: 600 });
-    logDir = await mkdtemp(join(tmpdir(), 'smsgw-gate-client-'));
-    cluster = await startCluster({
-      databaseUrl: database.url,
-      queuePrefix: `smsgw-gate-client-${randomBytes(4).toString('hex')}`,
-      dispatchers: 2,
-      deviceTokens: [native.token],
-      pairings: [pairing.code],
-      logDir,
-      simEnv: { SIM_SEND_MS: '2', SIM_DELIVER_MS: '20', SIM_POLL_SECONDS: '1' },
-    });
+    const { db, logDir, user, key, native, cluster } = await setUp('gate-client');
     const basic = publishedClient(cluster.baseUrl, user.name, key);
     const bearer = newerClient(cluster.baseUrl, '', key);
     await vi.waitFor(async () => expect(await basic.getDevices()).toHaveLength(2), { timeout: 30_000 });
@@ -71,5 +59,33 @@ describe('SMS Gate client API, end to end', () => {
     expect(sent.sort()).toEqual(rows.map((r) => r.id).sort());
     const listed = await bearer.listMessages({ state: 'Delivered' });
     expect(listed.headers.get('x-total-count')).toBe('2');
+  }, 120_000);
+
+  it('passes an encrypted message to the simulated SMS Gate phone byte for byte, never to the native device, and its Delivered back', async () => {
+    const { db, logDir, user, key, native, cluster } = await setUp('gate-encrypted');
+    const client = publishedClient(cluster.baseUrl, user.name, key);
+    await vi.waitFor(async () => expect(await client.getDevices()).toHaveLength(2), { timeout: 30_000 });
+
+    // As a client with SMS Gate's encryption sends it: every number and the text encrypted with the passphrase.
+    const passphrase = 'the phone has it, smsgw never does';
+    const numbers = Array.from({ length: 6 }, (_, i) => `+1555${String(200 + i).padStart(7, '0')}`);
+    const ciphertexts = await Promise.all(numbers.map((n) => encryptValue(passphrase, n)));
+    const request = { message: await encryptValue(passphrase, 'sealed'), phoneNumbers: ciphertexts, isEncrypted: true };
+    const sent = await client.send(request);
+    await vi.waitFor(async () => expect((await client.getState(sent.id)).state).toBe('Delivered'), { timeout: 60_000, interval: 200 });
+    expect(await client.getState(sent.id)).toMatchObject({
+      isEncrypted: true,
+      recipients: ciphertexts.map((phoneNumber) => ({ phoneNumber, state: 'Delivered' })),
+    });
+
+    const rows = await db.message.findMany({ where: { userId: user.id }, select: { id: true, deviceId: true } });
+    expect(rows.every((r) => r.deviceId !== null && r.deviceId !== native.device.id)).toBe(true);
+    // What the simulated phone sent to: the ciphertexts as the client made them, each once.
+    const log = (await readFile(join(logDir, 'sent.jsonl'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: string; to: string });
+    expect(log.map((l) => l.to).sort()).toEqual([...ciphertexts].sort());
+    expect(log.map((l) => l.id).sort()).toEqual(rows.map((r) => r.id).sort());
   }, 120_000);
 });

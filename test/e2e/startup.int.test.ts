@@ -10,6 +10,8 @@ import { freePort } from '../support/cluster.ts';
 /**
  * Start-up on a database or a Redis that cannot serve (issue 13, item 5): the API and the dispatcher
  * say so in one line that names the variable and the fix, and exit 1 within seconds, before listening.
+ * The tests of a block run side by side: each starts processes of its own (on ports and databases of
+ * their own) and waits for them to exit, which leaves a core idle when they run one at a time.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const server = new URL(inject('databaseUrl'));
@@ -53,7 +55,7 @@ async function run(kind: 'api' | 'dispatcher', url: string, env: Record<string, 
   return { code, lines: lines(), ms: Date.now() - started };
 }
 
-describe.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
+describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
   it('names a database that does not exist and the fix', async () => {
     const result = await run(kind, databaseUrl(`smsgw_missing_${randomBytes(4).toString('hex')}`));
     expect(result.code).toBe(1);
@@ -90,7 +92,7 @@ describe.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
  * A wrong environment or an address the process cannot listen on (issue 24, item 7): one line that
  * names the variable and the fix, exit 1, never a stack.
  */
-describe('start-up errors of the environment and the listen address', () => {
+describe.concurrent('start-up errors of the environment and the listen address', () => {
   const oneLine = async (kind: 'api' | 'dispatcher', env: Record<string, string>, url = databaseUrl('smsgw')) => {
     const result = await run(kind, url, env);
     expect(result.code).toBe(1);
@@ -112,8 +114,12 @@ describe('start-up errors of the environment and the listen address', () => {
   it('an API whose HOST does not resolve, or is not an address of this machine, names HOST and the fix', async () => {
     const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
     try {
-      expect(await oneLine('api', { HOST: 'no-such-host.invalid' }, database.url)).toMatch(/^HOST no-such-host\.invalid does not resolve to an address: set HOST to an address of this machine, e\.g\. 127\.0\.0\.1/);
-      expect(await oneLine('api', { HOST: '192.0.2.1' }, database.url)).toMatch(/^HOST 192\.0\.2\.1 is not an address of this machine: set HOST to one/);
+      const [unresolved, foreign] = await Promise.all([
+        oneLine('api', { HOST: 'no-such-host.invalid' }, database.url),
+        oneLine('api', { HOST: '192.0.2.1' }, database.url),
+      ]);
+      expect(unresolved).toMatch(/^HOST no-such-host\.invalid does not resolve to an address: set HOST to an address of this machine, e\.g\. 127\.0\.0\.1/);
+      expect(foreign).toMatch(/^HOST 192\.0\.2\.1 is not an address of this machine: set HOST to one/);
     } finally {
       await database.drop();
     }
@@ -126,9 +132,15 @@ describe('start-up errors of the environment and the listen address', () => {
     const port = (taken.address() as AddressInfo).port;
     try {
       const api = spawnProcess('api', database.url, {}, port);
-      const code = await new Promise<number | null>((resolve) => api.child.once('close', resolve));
-      expect({ code, lines: api.lines() }).toEqual({ code: 1, lines: [`Port ${port} on 127.0.0.1 is in use (PORT): stop what holds it, or set PORT to a free port.`] });
-      expect(await oneLine('dispatcher', { METRICS_PORT: String(port) }, database.url)).toBe(`Port ${port} on 127.0.0.1 is in use (METRICS_PORT): stop what holds it, or set METRICS_PORT to a free port.`);
+      const [code, dispatcherLine] = await Promise.all([
+        new Promise<number | null>((resolve) => api.child.once('close', resolve)),
+        oneLine('dispatcher', { METRICS_PORT: String(port) }, database.url),
+      ]);
+      expect({ code, lines: api.lines() }).toEqual({
+        code: 1,
+        lines: [`Port ${port} on 127.0.0.1 is in use (PORT): stop what holds it, or set PORT to a free port.`],
+      });
+      expect(dispatcherLine).toBe(`Port ${port} on 127.0.0.1 is in use (METRICS_PORT): stop what holds it, or set METRICS_PORT to a free port.`);
     } finally {
       taken.close();
       await database.drop();
@@ -147,7 +159,9 @@ describe('settings that every API and dispatcher must share', () => {
       try {
         await vi.waitFor(() => expect(api.lines().join('\n')).toContain('Server listening'), { timeout: 15_000 });
         const errors = api.lines().filter((line) => line.includes('"level":50'));
-        expect(errors).toEqual([expect.stringMatching(/WEBHOOK_ALLOW_PRIVATE is false here but true in dispatcher@[^:]+:\d+: set it the same for every API and dispatcher/)]);
+        expect(errors).toEqual([
+          expect.stringMatching(/WEBHOOK_ALLOW_PRIVATE is false here but true in dispatcher@[^:]+:\d+: set it the same for every API and dispatcher/),
+        ]);
       } finally {
         api.child.kill('SIGKILL');
       }

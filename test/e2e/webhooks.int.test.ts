@@ -1,15 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SmsgwClient } from '@smsgw/client';
 import { generateWebhookSecret, newId, verifyWebhook } from '@smsgw/core';
-import { createApiKey, createDb, createDevice, createUser, type Db } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { startCluster, type Cluster } from '../support/cluster.ts';
+import { createDevice } from '@smsgw/db';
+import { e2ePerTest, type E2e } from '../support/e2e-fixture.ts';
 
 /**
  * Webhooks over the real processes: the message.delivered events of 1,000 messages go to a
@@ -29,26 +22,12 @@ interface Arrival {
   verified: boolean;
 }
 
-let cluster: Cluster | undefined;
-let database: TestDatabase | undefined;
-let db: Db | undefined;
-let logDir: string | undefined;
-let server: Server | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  server?.closeAllConnections();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  await db?.$disconnect();
-  await database?.drop();
-  if (logDir) await rm(logDir, { recursive: true, force: true });
-  cluster = database = db = logDir = server = undefined;
-});
+const openE2e = e2ePerTest('webhooks');
 
 /** A receiver on loopback that answers 500 to a random share of the requests and 204 to the rest. */
-async function startFlakyReceiver(secret: () => string): Promise<{ url: string; arrivals: Arrival[] }> {
+async function startFlakyReceiver(e2e: E2e, secret: () => string): Promise<{ url: string; arrivals: Arrival[] }> {
   const arrivals: Arrival[] = [];
-  server = createServer((req, res) => {
+  const base = await e2e.listen((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -64,28 +43,21 @@ async function startFlakyReceiver(secret: () => string): Promise<{ url: string; 
       res.writeHead(status).end();
     });
   });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrivals };
+  return { url: `${base}/hook`, arrivals };
 }
 
 describe('webhooks end to end', () => {
   it('delivers the message.delivered event of each of 1,000 messages through a flaky endpoint and a dispatcher killed with SIGKILL', async () => {
-    database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
-    db = createDb({ url: database.url, poolSize: 2 });
-    const user = await createUser(db, { name: 'e2e-webhooks', monthlyQuota: 100_000 });
-    const { key } = await createApiKey(db, { userId: user.id, name: 'e2e' });
+    const e2e = await openE2e();
+    const { db } = e2e;
+    const { user, key } = await e2e.user('e2e-webhooks', 100_000);
     const tokens: string[] = [];
     for (let i = 0; i < DEVICES; i++) tokens.push((await createDevice(db, { userId: user.id, name: `sim-${i}` })).token);
     const secret = generateWebhookSecret();
-    const receiver = await startFlakyReceiver(() => secret);
+    const receiver = await startFlakyReceiver(e2e, () => secret);
     const webhook = await db.webhook.create({ data: { id: newId(), userId: user.id, url: receiver.url, events: ['message.delivered'], secret } });
-    logDir = await mkdtemp(join(tmpdir(), 'smsgw-e2e-'));
-    cluster = await startCluster({
-      databaseUrl: database.url,
-      queuePrefix: `smsgw-e2e-${randomBytes(4).toString('hex')}`,
-      dispatchers: 2,
+    const cluster = await e2e.startCluster({
       deviceTokens: tokens,
-      logDir,
       env: {
         WORKER_LOCK_SECONDS: '3',
         SWEEP_INTERVAL_SECONDS: '2',
@@ -134,7 +106,7 @@ describe('webhooks end to end', () => {
     const deliveryOf = new Map(rows.map((r) => [r.messageId!, r.id]));
     const mismatched = receiver.arrivals.filter((a) => a.webhookId !== deliveryOf.get(a.messageId));
     expect(mismatched).toEqual([]);
-    await vi.waitFor(async () => expect(await db!.webhookDelivery.count({ where: { webhookId: webhook.id, state: 'succeeded' } })).toBe(MESSAGES), {
+    await vi.waitFor(async () => expect(await db.webhookDelivery.count({ where: { webhookId: webhook.id, state: 'succeeded' } })).toBe(MESSAGES), {
       timeout: 15_000,
       interval: 250,
     });

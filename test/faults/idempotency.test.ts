@@ -25,7 +25,10 @@ describe('idempotent retry after a crash', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': g.key, 'idempotency-key': key },
       body: JSON.stringify({ recipients: numbers(1, 50), body: 'fault suite' }),
-    }).then((r) => r.status, () => 'connection lost');
+    }).then(
+      (r) => r.status,
+      () => 'connection lost',
+    );
     for (;;) {
       const { rows } = await blocker.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",

@@ -18,7 +18,10 @@ describe('Postgres restart', () => {
         ids.push(...(await g.send(numbers(i * 10, 10))));
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-    })().then(() => null, (error: unknown) => error);
+    })().then(
+      () => null,
+      (error: unknown) => error,
+    );
     await new Promise((resolve) => setTimeout(resolve, 400));
     await g.postgres.restart();
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, type TestContext } from 'vitest';
 import pg from 'pg';
 import { freePort } from '../support/cluster.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/services.ts';
@@ -9,7 +9,9 @@ import { exitOf, summarizeLog } from './support/fixture.ts';
 
 /**
  * `./pnpmw start` (scripts/start.ts) as a user runs it: Ctrl-C stops everything once and exits 0
- * (issue 11, item 4); a second start on a busy port says so and leaves the first one working.
+ * (issue 11, item 4); a second start on a busy port says so and leaves the first one working. The
+ * tests run side by side, each with a Redis, a database and a port of its own: the idle minute of
+ * one need not wait for the others.
  */
 interface Start {
   child: ChildProcess;
@@ -18,18 +20,22 @@ interface Start {
   up(ms?: number): Promise<void>;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+/** What a test started, stopped when it finishes (last started, first stopped). */
+function cleanupsOf({ onTestFinished }: TestContext): (cleanup: () => Promise<void>) => void {
+  const cleanups: (() => Promise<void>)[] = [];
+  onTestFinished(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return (cleanup) => void cleanups.push(cleanup);
+}
 
-async function environment(): Promise<{ redis: PrivateRedis; env: Record<string, string> }> {
+async function environment(cleanup: (fn: () => Promise<void>) => void): Promise<{ redis: PrivateRedis; env: Record<string, string> }> {
   const redis = await startPrivateRedis();
   const database = `smsgw_start_${randomBytes(4).toString('hex')}`;
   const server = new URL(inject('databaseUrl'));
   const databaseUrl = Object.assign(new URL(server), { pathname: `/${database}` }).toString();
   const port = await freePort();
-  cleanups.push(async () => {
+  cleanup(async () => {
     await redis.stop();
     const client = new pg.Client({ connectionString: server.toString() });
     await client.connect();
@@ -42,13 +48,13 @@ async function environment(): Promise<{ redis: PrivateRedis; env: Record<string,
 /** The banner's last line. */
 const READY = 'Stop with Ctrl-C.';
 
-function start(env: Record<string, string>): Start {
+function start(env: Record<string, string>, cleanup: (fn: () => Promise<void>) => void): Start {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     detached: true, // its own process group, which Ctrl-C signals as a whole
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  cleanups.push(async () => {
+  cleanup(async () => {
     if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
   });
   const output: string[] = [];
@@ -81,10 +87,11 @@ function demoKey(output: string[]): string {
   return line.split(':')[1]!.trim();
 }
 
-describe('./pnpmw start', () => {
-  it('Ctrl-C stops every process once and exits 0', async () => {
-    const { env } = await environment();
-    const run = start(env);
+describe.concurrent('./pnpmw start', () => {
+  it('Ctrl-C stops every process once and exits 0', async (context) => {
+    const cleanup = cleanupsOf(context);
+    const { env } = await environment(cleanup);
+    const run = start(env, cleanup);
     await run.up();
     process.kill(-run.child.pid!, 'SIGINT'); // the terminal sends it to the whole process group
     const begun = Date.now();
@@ -96,10 +103,11 @@ describe('./pnpmw start', () => {
     expect(run.output.filter((line) => !line.startsWith('{') && /more than once|Error|^\s+at /.test(line))).toEqual([]);
   });
 
-  it('an idle demo logs fewer than 5 lines a minute at the default level, and prints the banner last', async () => {
-    const { env } = await environment();
+  it('an idle demo logs fewer than 5 lines a minute at the default level, and prints the banner last', async (context) => {
+    const cleanup = cleanupsOf(context);
+    const { env } = await environment(cleanup);
     const { LOG_LEVEL: _default, ...defaults } = env;
-    const run = start(defaults);
+    const run = start(defaults, cleanup);
     await run.up();
     const banner = run.output.indexOf(READY);
     // Start-up lines come before the banner, so the key is the last thing on the screen.
@@ -112,13 +120,14 @@ describe('./pnpmw start', () => {
     expect(await exitOf(run.child, 20_000)).toBe(0);
   }, 120_000);
 
-  it('a second start on the busy port says so, exits 1 at once, and leaves the first one sending', async () => {
-    const { env } = await environment();
-    const first = start(env);
+  it('a second start on the busy port says so, exits 1 at once, and leaves the first one sending', async (context) => {
+    const cleanup = cleanupsOf(context);
+    const { env } = await environment(cleanup);
+    const first = start(env, cleanup);
     await first.up();
     const key = demoKey(first.output);
 
-    const second = start(env);
+    const second = start(env, cleanup);
     expect(await exitOf(second.child, 15_000), second.output.join('\n')).toBe(1);
     expect(second.output.join('\n')).toContain(`Port ${env.PORT} on 127.0.0.1 is in use`);
 

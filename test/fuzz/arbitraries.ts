@@ -8,9 +8,57 @@ import fc from 'fast-check';
 
 /** Characters that break naive code: controls, NUL, bidi and zero-width marks, astral symbols, quoting, LIKE and template syntax. */
 const TRICKY = [
-  '\u0000', '\u0001', '\b', '\t', '\n', '\r', '\u001b', '\u007f', '\u0085', '\u00a0', '\u00ff', '\u200b', '\u200d', '\u202e', '\u2028',
-  '\u2029', '\ufeff', '\ufffd', '\uffff', '😀', '👩‍👩‍👧', 'e\u0301', 'ß', 'İ', '"', "'", '\\', '`', '%', '_', '*', '?', '#', '&', '=', '+',
-  '/', '..', ',', ';', ':', '<', '>', '{{', '}}', '{{name}}', '{{ x }}', '${x}', '%s', '\\u0000', '\r\n',
+  '\u0000',
+  '\u0001',
+  '\b',
+  '\t',
+  '\n',
+  '\r',
+  '\u001b',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u00ff',
+  '\u200b',
+  '\u200d',
+  '\u202e',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '😀',
+  '👩‍👩‍👧',
+  'e\u0301',
+  'ß',
+  'İ',
+  '"',
+  "'",
+  '\\',
+  '`',
+  '%',
+  '_',
+  '*',
+  '?',
+  '#',
+  '&',
+  '=',
+  '+',
+  '/',
+  '..',
+  ',',
+  ';',
+  ':',
+  '<',
+  '>',
+  '{{',
+  '}}',
+  '{{name}}',
+  '{{ x }}',
+  '$' + '{x}',
+  '%s',
+  '\\u0000',
+  '\r\n',
 ];
 
 /** What most often breaks storage and parsing: NUL, a lone surrogate, line separators, a BOM. */
@@ -25,9 +73,30 @@ const trickyChar: fc.Arbitrary<string> = fc.oneof(
 );
 
 const SPECIAL_STRINGS = [
-  '', ' ', 'null', 'undefined', 'true', '0', '-1', 'NaN', 'Infinity', '1e309', '__proto__', 'constructor', 'prototype', 'toString',
-  '+15551234567', '+1555123456789012', '+0123', '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff',
-  '1970-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '+275760-09-13T00:00:00.000Z', '2024-02-30T25:61:61Z', "'; DROP TABLE messages; --",
+  '',
+  ' ',
+  'null',
+  'undefined',
+  'true',
+  '0',
+  '-1',
+  'NaN',
+  'Infinity',
+  '1e309',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '+15551234567',
+  '+1555123456789012',
+  '+0123',
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '1970-01-01T00:00:00Z',
+  '9999-12-31T23:59:59.999Z',
+  '+275760-09-13T00:00:00.000Z',
+  '2024-02-30T25:61:61Z',
+  "'; DROP TABLE messages; --",
 ];
 
 /** A string long enough to pass any length limit (up to about 70,000 UTF-16 units). */
@@ -113,10 +182,45 @@ export function shaped(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitr
 }
 
 const MALFORMED_JSON = [
-  '', ' ', '{', '}', '[', '{"a":', '{"a" 1}', "{'a':1}", 'nul', 'undefined', 'NaN', '{"a":1,}', '[1,]', '\ufeff{}', '{"a":"\\ud800"}',
-  '{"a":"\\u0000"}', '{"a":"\u0000"}', '1e999', '-1e999', '123456789012345678901234567890', '{"__proto__":{"isAdmin":true}}',
-  '{"constructor":{"prototype":{"isAdmin":true}}}', '{"a":1}{"b":2}', '{"a":1} x', '"text"', 'true', 'null', '0', '[]', '{}', '{"a":1,"a":2}',
-  '\u0000', '{"x":"\u0001"}', '{"x":"\\x41"}', '{"x":01}', '{"x":.5}', '{"x":+1}', '{"x":1e}', '[' + '1,'.repeat(20_000) + '1]',
+  '',
+  ' ',
+  '{',
+  '}',
+  '[',
+  '{"a":',
+  '{"a" 1}',
+  "{'a':1}",
+  'nul',
+  'undefined',
+  'NaN',
+  '{"a":1,}',
+  '[1,]',
+  '\ufeff{}',
+  '{"a":"\\ud800"}',
+  '{"a":"\\u0000"}',
+  '{"a":"\u0000"}',
+  '1e999',
+  '-1e999',
+  '123456789012345678901234567890',
+  '{"__proto__":{"isAdmin":true}}',
+  '{"constructor":{"prototype":{"isAdmin":true}}}',
+  '{"a":1}{"b":2}',
+  '{"a":1} x',
+  '"text"',
+  'true',
+  'null',
+  '0',
+  '[]',
+  '{}',
+  '{"a":1,"a":2}',
+  '\u0000',
+  '{"x":"\u0001"}',
+  '{"x":"\\x41"}',
+  '{"x":01}',
+  '{"x":.5}',
+  '{"x":+1}',
+  '{"x":1e}',
+  `[${'1,'.repeat(20_000)}1]`,
 ];
 
 /** JSON text no route accepts: broken syntax, duplicate or poisoning keys, extreme numbers, arbitrary text. */
@@ -143,10 +247,28 @@ export function jsonBody(plausible: fc.Arbitrary<unknown>): fc.Arbitrary<string>
 }
 
 const CONTENT_TYPES = [
-  'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/json; charset=latin1', 'application/json; charset=utf-16',
-  'APPLICATION/JSON', 'application/json ;', 'application/json; boundary=";"', 'application/vnd.api+json', 'application/json, text/plain',
-  'text/plain', 'text/csv', 'text/csv; charset=utf-8', 'text/html', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x',
-  'application/octet-stream', 'application/xml', '', ';', '*/*', 'application/', '/json',
+  'application/json; charset=utf-8',
+  'application/json;charset=UTF-8',
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
+  'APPLICATION/JSON',
+  'application/json ;',
+  'application/json; boundary=";"',
+  'application/vnd.api+json',
+  'application/json, text/plain',
+  'text/plain',
+  'text/csv',
+  'text/csv; charset=utf-8',
+  'text/html',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/octet-stream',
+  'application/xml',
+  '',
+  ';',
+  '*/*',
+  'application/',
+  '/json',
 ];
 
 /** The Content-Type of a body: mostly JSON; undefined sends none. */
@@ -183,12 +305,14 @@ export type QueryFields = Record<string, fc.Arbitrary<string>>;
 /** A query string (with its `?`, or empty) over the route's parameters: each absent, plausible or hostile, sometimes repeated. */
 export function queryString(fields: QueryFields): fc.Arbitrary<string> {
   const pair = (key: string, plausible: fc.Arbitrary<string>) =>
-    fc.oneof(
-      { weight: 12, arbitrary: plausible.map(encode) },
-      { weight: 2, arbitrary: tainted(plausible).map((value) => encode(String(value))) },
-      { weight: 2, arbitrary: hostileString.map(encode) },
-      { weight: 1, arbitrary: fc.constantFrom(...RAW_URL_JUNK) },
-    ).map((value) => `${encode(key)}=${value}`);
+    fc
+      .oneof(
+        { weight: 12, arbitrary: plausible.map(encode) },
+        { weight: 2, arbitrary: tainted(plausible).map((value) => encode(String(value))) },
+        { weight: 2, arbitrary: hostileString.map(encode) },
+        { weight: 1, arbitrary: fc.constantFrom(...RAW_URL_JUNK) },
+      )
+      .map((value) => `${encode(key)}=${value}`);
   const known = Object.entries(fields).map(([key, plausible]) =>
     fc.oneof(
       { weight: 2, arbitrary: fc.constant([]) },
@@ -245,9 +369,22 @@ export function pathId(valid: IdPool | readonly string[]): fc.Arbitrary<string> 
 
 // Years Postgres has no room for or reads differently (no year 0), extreme offsets, leap days, nanoseconds.
 const EDGE_DATES = [
-  '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '0001-01-01T00:00:00+14:00', '9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59-14:00',
-  '1969-12-31T23:59:59.999-23:59', '2024-02-29T12:00:00+14:00', '2023-02-29T12:00:00Z', '2024-01-01T00:00:00.123456789Z', '2024-01-01t00:00:00z',
-  '2024-01-01 00:00:00Z', '2024-01-01T24:00:00Z', '2024-06-30T23:59:60Z', '+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '-000001-01-01T00:00:00Z',
+  '0000-01-01T00:00:00Z',
+  '0001-01-01T00:00:00Z',
+  '0001-01-01T00:00:00+14:00',
+  '9999-12-31T23:59:59.999Z',
+  '9999-12-31T23:59:59-14:00',
+  '1969-12-31T23:59:59.999-23:59',
+  '2024-02-29T12:00:00+14:00',
+  '2023-02-29T12:00:00Z',
+  '2024-01-01T00:00:00.123456789Z',
+  '2024-01-01t00:00:00z',
+  '2024-01-01 00:00:00Z',
+  '2024-01-01T24:00:00Z',
+  '2024-06-30T23:59:60Z',
+  '+275760-09-13T00:00:00.000Z',
+  '-271821-04-20T00:00:00.000Z',
+  '-000001-01-01T00:00:00Z',
 ];
 
 /** Mostly the valid value, now and then one of the others (an unknown id, hostile text). */
@@ -257,7 +394,10 @@ export function mostly<T>(valid: fc.Arbitrary<T>, ...others: fc.Arbitrary<T>[]):
 
 /** Plausible values of common fields. */
 export const plausible = {
-  phone: fc.oneof(fc.integer({ min: 2_000_000, max: 9_999_999 }).map((n) => `+1555${n}`), fc.constantFrom('+15551234567', '+447700900123')),
+  phone: fc.oneof(
+    fc.integer({ min: 2_000_000, max: 9_999_999 }).map((n) => `+1555${n}`),
+    fc.constantFrom('+15551234567', '+447700900123'),
+  ),
   name: fc.string({ maxLength: 40 }),
   limit: fc.oneof(
     { weight: 6, arbitrary: fc.integer({ min: 1, max: 100 }).map(String) },

@@ -43,10 +43,9 @@ const importRow = fc.oneof({ weight: 4, arbitrary: contactBody() }, { weight: 1,
 const csv = fc
   .tuple(
     fc.constantFrom('name,phone', 'phone,name', '\ufeffname,phone', 'name', 'name,phone,extra', 'name,name', '', '"name","phone"', 'name;phone'),
-    fc.array(
-      fc.tuple(fc.oneof(plausible.name, hostileString), fc.oneof(plausible.phone, hostileString), fc.constantFrom(',', ';', '\t', ',,')),
-      { maxLength: 6 },
-    ),
+    fc.array(fc.tuple(fc.oneof(plausible.name, hostileString), fc.oneof(plausible.phone, hostileString), fc.constantFrom(',', ';', '\t', ',,')), {
+      maxLength: 6,
+    }),
     fc.constantFrom('\n', '\r\n', '\r'),
     fc.boolean(),
   )

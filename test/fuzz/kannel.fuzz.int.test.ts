@@ -24,7 +24,15 @@ afterAll(async () => {
   await api?.close();
 });
 
-const numbers = fc.array(fc.oneof(plausible.phone, plausible.phone.map((p) => `00${p.slice(1)}`), fc.constantFrom('0301234', '12-34', 'abc', '')), { minLength: 1, maxLength: 3 })
+const numbers = fc
+  .array(
+    fc.oneof(
+      plausible.phone,
+      plausible.phone.map((p) => `00${p.slice(1)}`),
+      fc.constantFrom('0301234', '12-34', 'abc', ''),
+    ),
+    { minLength: 1, maxLength: 3 },
+  )
   .map((list) => list.join(' '));
 const small = (values: string[]) => fc.oneof(fc.constantFrom(...values), fc.integer({ min: -3, max: 100 }).map(String));
 const fields = {
@@ -44,7 +52,7 @@ const fields = {
 };
 
 describe('Kannel sendsms under random and hostile input', () => {
-  it('answers every GET and POST below 500, in Kannel\'s one line of text/html', async () => {
+  it("answers every GET and POST below 500, in Kannel's one line of text/html", async () => {
     const credentials = fc.record({
       username: mostly(fc.constant(username), hostileString),
       password: mostly(fc.constant(password), fc.constant('smsgw_sk_wrong'), hostileString),
@@ -60,8 +68,20 @@ describe('Kannel sendsms under random and hostile input', () => {
       .record({
         credentials,
         to: mostly(numbers, headerValue),
-        type: fc.constantFrom('text/plain', 'text/plain; charset=ISO-8859-1', 'text/plain; charset=bogus', 'application/octet-stream', 'text/html', 'application/json', ''),
-        extra: fc.dictionary(fc.constantFrom('x-kannel-coding', 'x-kannel-dlr-mask', 'x-kannel-dlr-url', 'x-kannel-smsc', 'x-kannel-validity', 'x-kannel-from'), headerValue, { maxKeys: 3 }),
+        type: fc.constantFrom(
+          'text/plain',
+          'text/plain; charset=ISO-8859-1',
+          'text/plain; charset=bogus',
+          'application/octet-stream',
+          'text/html',
+          'application/json',
+          '',
+        ),
+        extra: fc.dictionary(
+          fc.constantFrom('x-kannel-coding', 'x-kannel-dlr-mask', 'x-kannel-dlr-url', 'x-kannel-smsc', 'x-kannel-validity', 'x-kannel-from'),
+          headerValue,
+          { maxKeys: 3 },
+        ),
         body: fc.oneof(fc.string({ maxLength: 60 }), hostileString),
         query: fc.constantFrom('', '?to=%2B15551234567', '?text=x&coding=2'),
       })

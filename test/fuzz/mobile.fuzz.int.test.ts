@@ -8,9 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignMessages, createPairing } from '@smsgw/db';
 import { createTestUser, send, uniquePhone } from '@smsgw/api/testing';
-import {
-  nextAddress, phoneDate, phoneOwner, phoneRequest, signedHeaders, type PhoneOwner,
-} from '../../apps/api/src/routes/mobile/test-phone.ts';
+import { nextAddress, phoneDate, phoneOwner, phoneRequest, signedHeaders, type PhoneOwner } from '@smsgw/api/testing/phone';
 import { IdPool, headerValue, hostileString, hostileValue, mostly, pathId, plausible, shaped } from './arbitraries.ts';
 import { fuzz, startFuzzApi, type FuzzApi } from './harness.ts';
 import { route, type FuzzRequest } from './requests.ts';
@@ -24,7 +22,7 @@ const messages = new IdPool();
 beforeAll(async () => {
   api = await startFuzzApi();
   const phone = await phoneOwner(api.app, api.db);
-  const { userId } = (await api.db.device.findUniqueOrThrow({ where: { id: phone.phone.id } }));
+  const { userId } = await api.db.device.findUniqueOrThrow({ where: { id: phone.phone.id } });
   owner = { ...phone, userId };
   nativeToken = (await createTestUser(api.db)).devices[0]!.token;
   const auth = { authorization: `Bearer ${phone.phone.token}` };
@@ -59,7 +57,13 @@ const phoneAuth = () =>
     headerValue.map((value) => ({ authorization: `Bearer ${value}`, 'user-agent': value })),
   );
 
-const simCard = shaped({ slotIndex: fc.nat(3), simNumber: fc.integer({ min: 1, max: 2 }), phoneNumber: plausible.phone, carrierName: fc.string(), iccid: fc.string() });
+const simCard = shaped({
+  slotIndex: fc.nat(3),
+  simNumber: fc.integer({ min: 1, max: 2 }),
+  phoneNumber: plausible.phone,
+  carrierName: fc.string(),
+  iccid: fc.string(),
+});
 const simCards = mostly<unknown>(fc.array(simCard, { maxLength: 3 }), hostileValue);
 const states = ['Pending', 'Processed', 'Sent', 'Delivered', 'Failed', 'Cancelling', 'Cancelled'];
 const phoneClock = fc.date({ min: new Date('1970-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => phoneDate(date));
@@ -87,7 +91,12 @@ describe('SMS Gate phone routes under random and hostile input', () => {
     // FRESH stands for a pairing created just before the request is sent.
     const credential = mostly<Record<string, string>>(
       fc.constantFrom({ authorization: 'Code FRESH' }, { authorization: 'Bearer FRESH' }),
-      fc.constantFrom<Record<string, string>>({}, { authorization: 'Code 12345678' }, { authorization: 'Code ' + '1'.repeat(40) }, { authorization: 'Bearer smsgw_pt_x' }),
+      fc.constantFrom<Record<string, string>>(
+        {},
+        { authorization: 'Code 12345678' },
+        { authorization: `Code ${'1'.repeat(40)}` },
+        { authorization: 'Bearer smsgw_pt_x' },
+      ),
       headerValue.map((value) => ({ authorization: value })),
     );
     const requests = route({
@@ -124,7 +133,8 @@ describe('SMS Gate phone routes under random and hostile input', () => {
       id: fc.string(),
       webhookId: fc.string(),
     });
-    const path = fc.tuple(prefix, mostly(fc.constant(inbound.deviceId), pathId([])), mostly(fc.constant(inbound.secret), pathId([])))
+    const path = fc
+      .tuple(prefix, mostly(fc.constant(inbound.deviceId), pathId([])), mostly(fc.constant(inbound.secret), pathId([])))
       .map(([base, deviceId, secret]) => `${base}/inbound/${deviceId}/${secret}`);
     // How the request is signed: right, with a stale timestamp, a wrong key, or not at all.
     const signing = mostly(fc.constant('valid'), fc.constantFrom('stale', 'wrong-key', 'none'));
@@ -136,10 +146,13 @@ describe('SMS Gate phone routes under random and hostile input', () => {
       const body = request.payload ?? '';
       const now = Math.floor(Date.now() / 1000);
       const signature =
-        sign === 'valid' ? signedHeaders(inbound.signingKey, body, now)
-        : sign === 'stale' ? signedHeaders(inbound.signingKey, body, now - 3600)
-        : sign === 'wrong-key' ? signedHeaders('wrong', body, now)
-        : {};
+        sign === 'valid'
+          ? signedHeaders(inbound.signingKey, body, now)
+          : sign === 'stale'
+            ? signedHeaders(inbound.signingKey, body, now - 3600)
+            : sign === 'wrong-key'
+              ? signedHeaders('wrong', body, now)
+              : {};
       return { ...request, headers: { ...headers, ...signature } };
     };
     await fuzz(api, requests, { numRuns: 200, prepare });

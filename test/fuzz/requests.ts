@@ -32,8 +32,22 @@ export interface RouteSpec {
 
 // Headers a client may send that no route reads, or that change how the body is read.
 const NOISE_HEADERS = [
-  'content-length', 'transfer-encoding', 'content-encoding', 'accept', 'accept-charset', 'accept-encoding', 'x-forwarded-for', 'x-forwarded-proto',
-  'forwarded', 'user-agent', 'cookie', 'origin', 'expect', 'if-none-match', 'x-http-method-override', 'x-request-id',
+  'content-length',
+  'transfer-encoding',
+  'content-encoding',
+  'accept',
+  'accept-charset',
+  'accept-encoding',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'forwarded',
+  'user-agent',
+  'cookie',
+  'origin',
+  'expect',
+  'if-none-match',
+  'x-http-method-override',
+  'x-request-id',
 ];
 const noiseValue = fc.oneof(headerValue, fc.constantFrom('0', '-1', '99999999999', 'chunked', 'gzip', '100-continue', 'DELETE'));
 const noise = rarely(fc.dictionary(fc.constantFrom(...NOISE_HEADERS), noiseValue, { maxKeys: 2 }), 6);
@@ -48,11 +62,13 @@ export function route(spec: RouteSpec): fc.Arbitrary<FuzzRequest> {
     fc.option(fc.oneof({ weight: 3, arbitrary: value }, { weight: 1, arbitrary: headerValue }), { freq: 2 }).map((v) => (v === null ? {} : { [name]: v })),
   );
   const fixed = spec.headers instanceof fc.Arbitrary ? spec.headers : fc.constant(spec.headers ?? {});
-  return fc.record({ path, query, body, type: contentType, fixed, optional: fc.tuple(...optional), noise }).map(({ path, query, body, type, fixed, optional, noise }) => {
-    const headers: Record<string, string> = { ...noise, ...fixed, ...Object.assign({}, ...optional) };
-    if (body !== null && type !== undefined) headers['content-type'] = type;
-    return { method: spec.method, url: `${path}${query}`, headers, ...(body !== null && { payload: body }), ...(spec.creates && { creates: spec.creates }) };
-  });
+  return fc
+    .record({ path, query, body, type: contentType, fixed, optional: fc.tuple(...optional), noise })
+    .map(({ path, query, body, type, fixed, optional, noise }) => {
+      const headers: Record<string, string> = { ...noise, ...fixed, ...Object.assign({}, ...optional) };
+      if (body !== null && type !== undefined) headers['content-type'] = type;
+      return { method: spec.method, url: `${path}${query}`, headers, ...(body !== null && { payload: body }), ...(spec.creates && { creates: spec.creates }) };
+    });
 }
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -73,7 +89,17 @@ export function userAuth(apiKey: string, jwtSecret: string): fc.Arbitrary<Record
     fc.record({ sub: hostileValue, key_id: hostileValue, exp: fc.constant(exp) }),
     fc.record({ sub: fc.uuid(), key_id: fc.uuid(), exp: fc.oneof(fc.constant(exp), hostileValue) }),
     // SMS Gate's scoped tokens: malformed `jti`, `scopes` and `original_scopes` claims.
-    fc.record({ sub: fc.uuid(), key_id: fc.uuid(), exp: fc.constant(exp), jti: fc.oneof(fc.uuid(), hostileValue), scopes: fc.oneof(fc.constant(['all:any']), hostileValue), original_scopes: hostileValue }, { requiredKeys: ['sub', 'key_id', 'exp', 'scopes'] }),
+    fc.record(
+      {
+        sub: fc.uuid(),
+        key_id: fc.uuid(),
+        exp: fc.constant(exp),
+        jti: fc.oneof(fc.uuid(), hostileValue),
+        scopes: fc.oneof(fc.constant(['all:any']), hostileValue),
+        original_scopes: hostileValue,
+      },
+      { requiredKeys: ['sub', 'key_id', 'exp', 'scopes'] },
+    ),
     hostileValue,
   );
   return mostly<Record<string, string>>(
@@ -85,7 +111,10 @@ export function userAuth(apiKey: string, jwtSecret: string): fc.Arbitrary<Record
       { authorization: `Bearer ${apiKey}` },
       { authorization: `bearer  ${apiKey} ` },
     ),
-    fc.constantFrom<Record<string, string>>({ authorization: `Basic ${apiKey}` }, { authorization: `Bearer ${base64url({ alg: 'none' })}.${base64url({ sub: 'x' })}.` }),
+    fc.constantFrom<Record<string, string>>(
+      { authorization: `Basic ${apiKey}` },
+      { authorization: `Bearer ${base64url({ alg: 'none' })}.${base64url({ sub: 'x' })}.` },
+    ),
     claims.map((c) => ({ authorization: `Bearer ${jwt(c, jwtSecret)}` })),
     headerValue.map((value) => ({ 'x-api-key': value })),
     headerValue.map((value) => ({ authorization: `Bearer ${value}` })),

@@ -36,10 +36,10 @@ describe('the availability rule', () => {
     const { userId } = await createTestUser(api.db, { devices: 0 });
     const window = api.config.DEVICE_AVAILABLE_SECONDS;
     const cases: DeviceLiveness[] = [];
+    // The stream's close (innermost): never closed, closed within the grace, closed past it, and a close older than the last refresh.
     for (const enabled of [true, false])
       for (const lastSeenAt of [null, ago(1), ago(window - 10), ago(window + 10)])
         for (const streamSeenAt of [null, ago(1), ago(5), ago(window - 10), ago(window + 10)])
-          // Never closed, closed within the grace, closed past it, and a close older than the last refresh.
           for (const streamClosedAt of [null, ago(0.5), ago(1.5), ago(3), ago(window + 20)]) cases.push({ enabled, lastSeenAt, streamSeenAt, streamClosedAt });
     const ids: string[] = [];
     for (const [i, c] of cases.entries()) {
@@ -67,7 +67,10 @@ describe('a device is available only when connected', () => {
     expect(created.json()).toMatchObject({ available: false, connection: null, last_seen_at: null });
 
     const res = await send(api.app, apiKey, { recipients: [phone()], body: 'nobody' });
-    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 503, body: { error: 'no_devices', message: 'No devices available to send messages' } });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 503,
+      body: { error: 'no_devices', message: 'No devices available to send messages' },
+    });
     expect(await api.db.message.count({ where: { userId } })).toBe(0);
   });
 

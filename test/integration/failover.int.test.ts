@@ -99,7 +99,10 @@ describe('a retryable failure', () => {
     ]);
     const history = await api.db.messageEvent.findMany({ where: { messageId: id }, orderBy: { id: 'asc' } });
     expect(history.map((e) => [e.state, e.deviceId])).toEqual([
-      ['assigned', first.id], ['pending', first.id], ['assigned', second.id], ['sent', second.id],
+      ['assigned', first.id],
+      ['pending', first.id],
+      ['assigned', second.id],
+      ['sent', second.id],
     ]);
   });
 
@@ -115,7 +118,8 @@ describe('a retryable failure', () => {
     const record = (await call(api.app, apiKey, 'GET', `/api/v1/sms/${id}`)).json();
     expect(record.error).toBe('Failed on every device tried (2): radio off; no service');
     expect(record.attempts.map((a: { device_id: string; error: string }) => [a.device_id, a.error])).toEqual([
-      [first.id, 'radio off'], [second.id, 'no service'],
+      [first.id, 'radio off'],
+      [second.id, 'no service'],
     ]);
   });
 
@@ -173,7 +177,11 @@ describe('a failure that may have left the device', () => {
 });
 
 describe('`retryable` that is not a boolean', () => {
-  it.each([['a string', 'true'], ['a number', 1], ['null', null]])('(%s) is a 400 invalid_request and changes nothing', async (_, retryable) => {
+  it.each([
+    ['a string', 'true'],
+    ['a number', 1],
+    ['null', null],
+  ])('(%s) is a 400 invalid_request and changes nothing', async (_, retryable) => {
     const { apiKey, devices } = await createTestUser(api.db, { devices: 1 });
     const res = await send(api.app, apiKey, { recipients: [phone()], body: 'failover' });
     const id = res.json().message_ids[0] as string;
@@ -268,7 +276,13 @@ describe('a device that goes offline', () => {
     const [gone] = devices as [TestDevice, TestDevice];
     const offered = (await send(api.app, apiKey, { recipients: [phone()], body: 'failover' })).json().message_ids[0] as string;
     const named = (await send(api.app, apiKey, { recipients: [phone()], body: 'failover', device_id: gone.id })).json().message_ids[0] as string;
-    await assignMessages(api.sql, { assignments: [{ id: offered, deviceId: gone.id }, { id: named, deviceId: gone.id }], now: new Date() });
+    await assignMessages(api.sql, {
+      assignments: [
+        { id: offered, deviceId: gone.id },
+        { id: named, deviceId: gone.id },
+      ],
+      now: new Date(),
+    });
     expect(await claimIds(gone)).toContain(offered);
     await api.db.message.update({ where: { id: named }, data: { offeredAt: null } });
     await api.db.device.update({ where: { id: gone.id }, data: { lastSeenAt: new Date(Date.now() - 3_600_000) } });

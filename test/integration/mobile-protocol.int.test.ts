@@ -1,5 +1,5 @@
 /**
- * The SMS Gate mobile API (apps/api/src/routes/mobile) with the dispatcher that assigns the
+ * The SMS Gate mobile API (apps/api/src/routes/device-protocols/sms-gate) with the dispatcher that assigns the
  * messages, wakes the phone and applies its snapshots: both apps in one process, driven as the
  * unmodified app drives them (one snapshot per PATCH, dates in the phone's offset, `//` paths).
  */
@@ -9,9 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { send, startTestApi, uniquePhone, type TestApi } from '@smsgw/api/testing';
 import type { Dispatcher } from '@smsgw/dispatcher';
 import { startTestDispatcher } from '@smsgw/dispatcher/testing';
-import {
-  phoneOwner, type PhoneOwner, openPhoneStream, phoneDate, phoneRequest, type EnrolledPhone, type PhoneStream,
-} from '../../apps/api/src/routes/mobile/test-phone.ts';
+import { phoneOwner, type PhoneOwner, openPhoneStream, phoneDate, phoneRequest, type EnrolledPhone, type PhoneStream } from '@smsgw/api/testing/phone';
 
 let api: TestApi;
 let base: string;
@@ -125,11 +123,19 @@ describe('wake-up', () => {
     // The dispatcher wakes the phone after each batch it assigns (one or more for 130 messages): every
     // one of those wake-ups has left before the pull, so that the count below sees only later ones.
     await vi.waitFor(
-      async () => expect(await api.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).toMatchObject({ waiting: 0, active: 0, delayed: 0, prioritized: 0 }),
+      async () =>
+        expect(await api.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).toMatchObject({
+          waiting: 0,
+          active: 0,
+          delayed: 0,
+          prioritized: 0,
+        }),
       { timeout: 10_000, interval: 50 },
     );
     await vi.waitFor(() => expect(enqueuedAt(stream).length).toBeGreaterThanOrEqual(2), { timeout: 5_000 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A wake-up that came within a second of the previous one is held back up to a second: wait until
+    // none has arrived for longer than that, so that none of the batches' wake-ups is still to come.
+    await vi.waitFor(() => expect(Date.now() - enqueuedAt(stream).at(-1)!).toBeGreaterThan(1_300), { timeout: 10_000, interval: 50 });
 
     const first = await pulled(o.phone);
     expect(first).toHaveLength(100);
@@ -137,7 +143,8 @@ describe('wake-up', () => {
     // The phone acknowledges what it took, one snapshot per PATCH, as the app does.
     const acknowledge = async (id: string) => {
       const res = await phoneRequest(api.app, 'PATCH', '/mobile/v1/message', {
-        authorization: `Bearer ${o.phone.token}`, body: [snapshot(id, 'Processed', { Pending: phoneNow(), Processed: phoneNow() })],
+        authorization: `Bearer ${o.phone.token}`,
+        body: [snapshot(id, 'Processed', { Pending: phoneNow(), Processed: phoneNow() })],
       });
       expect(res.statusCode).toBe(204);
     };
@@ -227,12 +234,19 @@ describe('a message’s life on the phone', () => {
     const sentAt = phoneNow();
 
     await report(a.phone, [
-      null, 'Sent', { id: sent }, snapshot(randomUUID(), 'Sent', { Sent: sentAt }), snapshot(theirs, 'Sent', { Sent: sentAt }),
-      snapshot(untouched, 'Exploded', { Sent: sentAt }), snapshot(sent, 'Sent', { Sent: sentAt }),
+      null,
+      'Sent',
+      { id: sent },
+      snapshot(randomUUID(), 'Sent', { Sent: sentAt }),
+      snapshot(theirs, 'Sent', { Sent: sentAt }),
+      snapshot(untouched, 'Exploded', { Sent: sentAt }),
+      snapshot(sent, 'Sent', { Sent: sentAt }),
     ]);
 
     expect((await rows([sent, untouched, theirs])).map((m) => [m.state, m.sentAt])).toEqual([
-      ['sent', sentAt], ['assigned', null], ['assigned', null],
+      ['sent', sentAt],
+      ['assigned', null],
+      ['assigned', null],
     ]);
     expect(await pulled(a.phone)).toEqual([untouched]);
   });

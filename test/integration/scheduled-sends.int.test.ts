@@ -42,15 +42,31 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-interface SentLine { id: string; to: string; at: string; sim: number }
+interface SentLine {
+  id: string;
+  to: string;
+  at: string;
+  sim: number;
+}
 let logs = 0;
 
 function simConfig(env: Record<string, string>) {
   const file = join(dir, `sent-${++logs}.jsonl`);
   const config = loadConfig(DeviceSimConfigSchema, {
-    SMSGW_URL: base, SIM_LOG_FILE: file, SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', SIM_POLL_SECONDS: '1', SIM_RECONNECT_MS: '200', SIM_RETRY_MS: '200', ...env,
+    SMSGW_URL: base,
+    SIM_LOG_FILE: file,
+    SIM_SEND_MS: '0',
+    SIM_DELIVER_MS: '0',
+    SIM_POLL_SECONDS: '1',
+    SIM_RECONNECT_MS: '200',
+    SIM_RETRY_MS: '200',
+    ...env,
   });
-  const lines = async (): Promise<SentLine[]> => (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const lines = async (): Promise<SentLine[]> =>
+    (await readFile(file, 'utf8').catch(() => ''))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   return { config, lines };
 }
 
@@ -65,14 +81,20 @@ async function nativeSim(token: string) {
 /** Until the device holds its event stream (a send before then may find no available device). */
 async function untilStreaming(deviceId: string): Promise<void> {
   await vi.waitFor(async () => expect((await api.db.device.findUniqueOrThrow({ where: { id: deviceId } })).streamSeenAt).not.toBeNull(), {
-    timeout: 10_000, interval: 50,
+    timeout: 10_000,
+    interval: 50,
   });
 }
 
 /** A simulated SMS Gate phone of the user, app 1.68, enrolled with a pairing code; `sendMs` to send one message. */
 async function smsGatePhone(userId: string, sendMs = 0) {
   const { code } = await createPairing(api.db, { userId, ttlSeconds: 600 });
-  const { config, lines } = simConfig({ SIM_PROTOCOL: 'sms-gate', SIM_STATE_DIR: join(dir, `state-${logs}`), SIM_APP_VERSION: '1.68.0', SIM_SEND_MS: String(sendMs) });
+  const { config, lines } = simConfig({
+    SIM_PROTOCOL: 'sms-gate',
+    SIM_STATE_DIR: join(dir, `state-${logs}`),
+    SIM_APP_VERSION: '1.68.0',
+    SIM_SEND_MS: String(sendMs),
+  });
   const phone = await startSmsGatePhone(config, { index: 0, pairing: code }, log);
   sims.push(phone);
   await vi.waitFor(() => expect(phone.connects).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
@@ -128,10 +150,13 @@ describe('validity', () => {
     // The device is away: the message waits for it.
     await api.db.device.update({ where: { id: user.deviceId! }, data: { lastSeenAt: new Date(Date.now() - 3600_000) } });
     const sendAt = new Date(Date.now() + 1000);
-    const { ids: [id] } = await sendNow(user.apiKey, { recipients: [uniquePhone()], send_at: sendAt.toISOString(), ttl_seconds: 1 });
+    const {
+      ids: [id],
+    } = await sendNow(user.apiKey, { recipients: [uniquePhone()], send_at: sendAt.toISOString(), ttl_seconds: 1 });
 
     await vi.waitFor(async () => expect(await message(id!)).toMatchObject({ state: 'failed', error: 'expired before it could be sent' }), {
-      timeout: 15_000, interval: 100,
+      timeout: 15_000,
+      interval: 100,
     });
     const { sim } = await nativeSim(user.devices[0]!.token);
     await untilStreaming(user.deviceId!);
@@ -147,7 +172,10 @@ describe('sim_number', () => {
     const user = await createTestUser(api.db);
     const native = await nativeSim(user.devices[0]!.token);
     const viaNative = await sendNow(user.apiKey, { recipients: [uniquePhone()], sim_number: 2, device_id: user.deviceId });
-    await vi.waitFor(async () => expect(await native.lines()).toEqual([expect.objectContaining({ id: viaNative.ids[0], sim: 2 })]), { timeout: 15_000, interval: 50 });
+    await vi.waitFor(async () => expect(await native.lines()).toEqual([expect.objectContaining({ id: viaNative.ids[0], sim: 2 })]), {
+      timeout: 15_000,
+      interval: 50,
+    });
 
     const owner = await createTestUser(api.db, { devices: 0 });
     const { phone, lines } = await smsGatePhone(owner.userId);
@@ -164,21 +192,27 @@ describe('cancel on an SMS Gate phone (app 1.68)', () => {
     // holds two of them while it sends the first.
     const { phone } = await smsGatePhone(owner.userId, 3000);
     const { ids, batchId } = await sendNow(owner.apiKey, { recipients: [uniquePhone(), uniquePhone(), uniquePhone()] });
-    await vi.waitFor(async () => {
-      const rows = await Promise.all(ids.map(message));
-      expect(rows.every((r) => r.offeredAt !== null && (r.state === 'assigned' || r.state === 'sending'))).toBe(true);
-      expect(rows.some((r) => r.state === 'sending')).toBe(true);
-    }, { timeout: 30_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const rows = await Promise.all(ids.map(message));
+        expect(rows.every((r) => r.offeredAt !== null && (r.state === 'assigned' || r.state === 'sending'))).toBe(true);
+        expect(rows.some((r) => r.state === 'sending')).toBe(true);
+      },
+      { timeout: 30_000, interval: 50 },
+    );
 
     const res = await call(api.app, owner.apiKey, 'POST', `/api/v1/sms/batch/${batchId}/cancel`);
     expect(res.statusCode).toBe(200);
     // All three are asked: the phone decides, and cannot take back the one it is sending.
     expect(res.json()).toEqual({ batch_id: batchId, cancelled: 0, cancelling: 3, not_cancelled: 0, not_cancelled_ids: [] });
 
-    await vi.waitFor(async () => {
-      const states = (await Promise.all(ids.map(message))).map((r) => r.state).sort();
-      expect(states).toEqual(['cancelled', 'cancelled', 'delivered']);
-    }, { timeout: 20_000, interval: 100 });
+    await vi.waitFor(
+      async () => {
+        const states = (await Promise.all(ids.map(message))).map((r) => r.state).sort();
+        expect(states).toEqual(['cancelled', 'cancelled', 'delivered']);
+      },
+      { timeout: 20_000, interval: 100 },
+    );
     // The one it sent is the one delivered; the two it held were never sent.
     expect(phone.sent).toHaveLength(1);
     expect((await message(phone.sent[0]!)).state).toBe('delivered');
@@ -189,7 +223,9 @@ describe('cancel on an SMS Gate phone (app 1.68)', () => {
   it('answers 409 for a message a native device has taken', async () => {
     const user = await createTestUser(api.db);
     const { sim } = await nativeSim(user.devices[0]!.token);
-    const { ids: [id] } = await sendNow(user.apiKey, { recipients: [uniquePhone()] });
+    const {
+      ids: [id],
+    } = await sendNow(user.apiKey, { recipients: [uniquePhone()] });
     await vi.waitFor(() => expect(sim.sent).toContain(id), { timeout: 15_000, interval: 50 });
     const res = await call(api.app, user.apiKey, 'POST', `/api/v1/sms/${id}/cancel`);
     expect(res.statusCode).toBe(409);

@@ -43,12 +43,17 @@ afterAll(async () => {
 describe('redocly lint', () => {
   it('finds no error in the OpenAPI document', async () => {
     const { totals, problems } = await lint(openApiDocument(api.app));
-    expect(problems.filter((p) => (p as { severity?: string }).severity === 'error'), 'redocly lint errors').toEqual([]);
+    expect(
+      problems.filter((p) => (p as { severity?: string }).severity === 'error'),
+      'redocly lint errors',
+    ).toEqual([]);
     expect(totals.errors).toBe(0);
   }, 60_000);
 
   it('reports a document that breaks the rules (a response without a description, an operationId twice)', async () => {
-    const document = openApiDocument(api.app) as unknown as { paths: Record<string, Record<string, { operationId?: string; responses: Record<string, { description?: string }> }>> };
+    const document = openApiDocument(api.app) as unknown as {
+      paths: Record<string, Record<string, { operationId?: string; responses: Record<string, { description?: string }> }>>;
+    };
     delete document.paths['/api/v1/sms/{id}']!.get!.responses['200']!.description;
     document.paths['/api/v1/sms']!.get!.operationId = 'getSmsById';
     const { totals } = await lint(document);

@@ -44,7 +44,8 @@ const COMPATIBILITY = ['getPlansQuota'];
 /** The reads of the user API under /api, with their path parameters filled in (an id nobody has). */
 function userReads() {
   const reads = operations().filter(
-    ({ path, method, operation }) => method === 'get' && path.startsWith('/api/') && !isDeviceProtocol(operation) && !COMPATIBILITY.includes(operation.operationId),
+    ({ path, method, operation }) =>
+      method === 'get' && path.startsWith('/api/') && !isDeviceProtocol(operation) && !COMPATIBILITY.includes(operation.operationId),
   );
   return reads.map(({ path, operation }) => ({ operation, url: path.replace(/\{\w+\}/g, randomUUID()) }));
 }
@@ -67,22 +68,30 @@ describe('query parameters of the user API', () => {
   it('every read under /api refuses a query parameter it does not name, with 400 invalid_request naming it', async () => {
     const reads = userReads();
     expect(reads.length).toBeGreaterThan(20);
-    const answers = await Promise.all(reads.map(async ({ operation, url }) => {
-      return { operation: operation.operationId, ...(await answer(`${url}?no_such_parameter=1`)) };
-    }));
+    const answers = await Promise.all(
+      reads.map(async ({ operation, url }) => {
+        return { operation: operation.operationId, ...(await answer(`${url}?no_such_parameter=1`)) };
+      }),
+    );
     const body = { error: 'invalid_request', message: "Unknown query parameter 'no_such_parameter'." };
     expect(answers.filter((answer) => answer.status !== 400 || JSON.stringify(answer.body) !== JSON.stringify(body))).toEqual([]);
   });
 
   it('every integer query parameter of a read refuses a fraction (offset=1.5) with 400 naming it', async () => {
     const cases = userReads().flatMap(({ operation, url }) =>
-      (operation.parameters ?? []).filter((p) => p.in === 'query' && p.schema.type === 'integer').map((p) => ({ operation: operation.operationId, url, name: p.name })),
+      (operation.parameters ?? [])
+        .filter((p) => p.in === 'query' && p.schema.type === 'integer')
+        .map((p) => ({ operation: operation.operationId, url, name: p.name })),
     );
-    expect(cases.map((c) => `${c.operation} ${c.name}`)).toEqual(expect.arrayContaining(['getContacts offset', 'getContacts limit', 'getSms offset', 'getSmsStats hours']));
-    const answers = await Promise.all(cases.map(async ({ operation, url, name }) => {
-      const { status, body } = await answer(`${url}?${name}=1.5`);
-      return { operation, name, status, body: body as { error?: string; message?: string } };
-    }));
+    expect(cases.map((c) => `${c.operation} ${c.name}`)).toEqual(
+      expect.arrayContaining(['getContacts offset', 'getContacts limit', 'getSms offset', 'getSmsStats hours']),
+    );
+    const answers = await Promise.all(
+      cases.map(async ({ operation, url, name }) => {
+        const { status, body } = await answer(`${url}?${name}=1.5`);
+        return { operation, name, status, body: body as { error?: string; message?: string } };
+      }),
+    );
     expect(answers.filter(({ name, status, body }) => status !== 400 || body.error !== 'invalid_request' || !body.message?.includes(`'${name}'`))).toEqual([]);
   });
 
@@ -100,7 +109,11 @@ describe('query parameters of the device protocols and the Vendel alias', () => 
   });
 
   it('a device is not refused for a query parameter it adds', async () => {
-    const response = await api.app.inject({ method: 'GET', url: '/api/v1/device/messages?no_such_parameter=1', headers: { authorization: `Bearer ${user.devices[0]!.token}` } });
+    const response = await api.app.inject({
+      method: 'GET',
+      url: '/api/v1/device/messages?no_such_parameter=1',
+      headers: { authorization: `Bearer ${user.devices[0]!.token}` },
+    });
     expect(response.statusCode).toBe(200);
   });
 });
@@ -108,9 +121,13 @@ describe('query parameters of the device protocols and the Vendel alias', () => 
 describe('the OpenAPI document', () => {
   it('shows every query parameter with a default as optional', () => {
     const withDefault = operations().flatMap(({ operation }) =>
-      (operation.parameters ?? []).filter((p) => p.in === 'query' && p.schema.default !== undefined).map((p) => ({ operation: operation.operationId, name: p.name, required: p.required ?? false })),
+      (operation.parameters ?? [])
+        .filter((p) => p.in === 'query' && p.schema.default !== undefined)
+        .map((p) => ({ operation: operation.operationId, name: p.name, required: p.required ?? false })),
     );
-    expect(withDefault.map((p) => `${p.operation} ${p.name}`)).toEqual(expect.arrayContaining(['getContacts limit', 'getContacts offset', 'getDeviceMessages wait']));
+    expect(withDefault.map((p) => `${p.operation} ${p.name}`)).toEqual(
+      expect.arrayContaining(['getContacts limit', 'getContacts offset', 'getDeviceMessages wait']),
+    );
     expect(withDefault.filter((p) => p.required)).toEqual([]);
   });
 });

@@ -43,6 +43,8 @@ export interface Cluster {
   startDispatcher(name: string): ChildProcess;
   /** Starts the API again (after `kill('api', …)`) and waits until it answers /health. */
   startApi(): Promise<void>;
+  /** Starts another API process named `name`, on a port of its own, and gives its base URL once it answers /health (the devices stay on the first). */
+  startOtherApi(name: string): Promise<string>;
   /** Every line a process wrote to stdout or stderr so far (its pino log), across its restarts. */
   output(name: string): string[];
   /** Starts a device-sim process named `name` and waits until `expectStreams` devices in all hold a stream. */
@@ -103,7 +105,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     });
     const lines = outputs.get(name) ?? [];
     outputs.set(name, lines);
-    for (const [stream, echo] of [[child.stdout, process.env.CLUSTER_STDOUT ? process.stdout : null], [child.stderr, process.stderr]] as const) {
+    for (const [stream, echo] of [
+      [child.stdout, process.env.CLUSTER_STDOUT ? process.stdout : null],
+      [child.stderr, process.stderr],
+    ] as const) {
       createInterface({ input: stream! }).on('line', (line) => {
         lines.push(line);
         echo?.write(`[${name}] ${line}\n`);
@@ -114,9 +119,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     return child;
   }
 
-  start('api', 'api');
-  await waitForHealth(`${baseUrl}/health`, processes.get('api')!);
-  for (let i = 0; i < options.dispatchers; i++) start(`dispatcher-${i}`, 'dispatcher');
+  async function stop(): Promise<void> {
+    for (const name of [...order].reverse()) {
+      const child = processes.get(name);
+      if (!child) continue;
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+    const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    await deletePrefix(redis, options.queuePrefix);
+    redis.disconnect();
+  }
+
   const simLog = join(options.logDir, 'sent.jsonl');
   const startSim = (name: string, devices: SimDevices, extra: Record<string, string> = {}) =>
     start(name, 'device-sim', {
@@ -124,13 +138,23 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       SIM_LOG_FILE: simLog,
       ...(devices.protocol === 'native'
         ? { SIM_PROTOCOL: 'native', DEVICE_TOKEN: devices.tokens.join(',') }
-        : { SIM_PROTOCOL: 'sms-gate', SIM_PAIRING: devices.pairings.join(',') }),
+        : // No pairings: the phones of SIM_STATE_DIR (in `extra`), enrolled earlier.
+          { SIM_PROTOCOL: 'sms-gate', ...(devices.pairings.length > 0 && { SIM_PAIRING: devices.pairings.join(',') }) }),
       ...options.simEnv,
       ...extra,
     });
-  if (options.deviceTokens?.length) startSim('devices', { protocol: 'native', tokens: options.deviceTokens });
-  if (options.pairings?.length) startSim('phones', { protocol: 'sms-gate', pairings: options.pairings });
-  await waitForStreams(options.databaseUrl, (options.deviceTokens?.length ?? 0) + (options.pairings?.length ?? 0), processes);
+  try {
+    start('api', 'api');
+    await waitForHealth(`${baseUrl}/health`, processes.get('api')!);
+    for (let i = 0; i < options.dispatchers; i++) start(`dispatcher-${i}`, 'dispatcher');
+    if (options.deviceTokens?.length) startSim('devices', { protocol: 'native', tokens: options.deviceTokens });
+    if (options.pairings?.length) startSim('phones', { protocol: 'sms-gate', pairings: options.pairings });
+    await waitForStreams(options.databaseUrl, (options.deviceTokens?.length ?? 0) + (options.pairings?.length ?? 0), processes);
+  } catch (error) {
+    // Nobody holds the cluster yet to stop what did start.
+    await stop();
+    throw error;
+  }
 
   return {
     baseUrl,
@@ -138,6 +162,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     startDispatcher: (name) => start(name, 'dispatcher'),
     async startApi() {
       await waitForHealth(`${baseUrl}/health`, start('api', 'api'));
+    },
+    async startOtherApi(name) {
+      const url = `http://127.0.0.1:${await freePort()}`;
+      await waitForHealth(`${url}/health`, start(name, 'api', { PORT: new URL(url).port }));
+      return url;
     },
     output: (name) => outputs.get(name) ?? [],
     async startSim(name, devices, expectStreams, extra) {
@@ -159,17 +188,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       child.kill(signal);
       await exited(child);
     },
-    async stop() {
-      for (const name of [...order].reverse()) {
-        const child = processes.get(name);
-        if (!child) continue;
-        child.kill('SIGTERM');
-        await exited(child);
-      }
-      const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-      await deletePrefix(redis, options.queuePrefix);
-      redis.disconnect();
-    },
+    stop,
   };
 }
 
@@ -177,7 +196,13 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_00
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before it was up`);
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${url} not up within ${timeoutMs} ms`);
@@ -210,5 +235,8 @@ async function waitForStreams(databaseUrl: string, count: number, processes: Map
 /** Every message id the simulated devices recorded as sent, with repeats. */
 export async function sentIds(logDir: string): Promise<string[]> {
   const text = await readFile(join(logDir, 'sent.jsonl'), 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { id: string }).id);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { id: string }).id);
 }

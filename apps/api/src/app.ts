@@ -10,12 +10,12 @@ import { rateLimits } from './plugins/rate-limit.ts';
 import { resources } from './plugins/resources.ts';
 import { closeQuery, lenientValidatorCompiler, validatorCompiler } from './plugins/validation.ts';
 import { deviceAuth } from './plugins/device-auth.ts';
+import { reportIntake } from './plugins/report-intake.ts';
 import { wakeups } from './plugins/wakeups.ts';
 import { userEvents } from './plugins/user-events.ts';
 import { shutdown } from './plugins/shutdown.ts';
 import { serializeRequest } from './plugins/request-log.ts';
-import deviceProtocolRoutes from './routes/device/index.ts';
-import mobileRoutes from './routes/mobile/index.ts';
+import { DEVICE_PROTOCOL_ROUTES } from './routes/device-protocols/index.ts';
 import contactRoutes from './routes/contacts.ts';
 import groupRoutes from './routes/groups.ts';
 import templateRoutes from './routes/templates.ts';
@@ -31,6 +31,7 @@ import devicePairingRoutes from './routes/device-pairings.ts';
 import eventRoutes from './routes/events.ts';
 import smsStatsRoutes from './routes/sms/stats.ts';
 import settingsRoutes from './routes/settings.ts';
+import smsGateAccountRoutes from './routes/sms-gate-account.ts';
 import twilioAccountRoutes from './routes/twilio-account.ts';
 import optOutRoutes from './routes/opt-outs.ts';
 import { COMPAT_APIS } from './routes/compat/index.ts';
@@ -71,12 +72,15 @@ function timeoutCheckInterval(timeoutMs: number): number {
 export async function buildApp({ config, logger, webhookResolver }: BuildAppOptions): Promise<FastifyInstance> {
   const requestTimeout = config.REQUEST_TIMEOUT_SECONDS * 1000;
   const app = Fastify({
-    logger: logger === false ? false : {
-      level: config.LOG_LEVEL,
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
-      serializers: { req: serializeRequest },
-      ...logger,
-    },
+    logger:
+      logger === false
+        ? false
+        : {
+            level: config.LOG_LEVEL,
+            redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
+            serializers: { req: serializeRequest },
+            ...logger,
+          },
     bodyLimit: bodyLimit(config),
     // Node's timeout for receiving a whole request: it ends once the body has arrived, so a long
     // poll or an event stream runs as long as it likes. No idle `connectionTimeout`, which would cut
@@ -103,6 +107,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(resources, { config, ...(webhookResolver && { webhookResolver }) });
   await app.register(auth);
   await app.register(deviceAuth);
+  await app.register(reportIntake);
   await app.register(wakeups);
   await app.register(userEvents);
   await app.register(docs);
@@ -125,6 +130,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
     await api.register(devicePairingRoutes);
     await api.register(settingsRoutes);
     await api.register(twilioAccountRoutes);
+    await api.register(smsGateAccountRoutes);
     await api.register(optOutRoutes);
     await api.register(eventRoutes);
     await api.register(smsStatsRoutes);
@@ -138,8 +144,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   // logged only at debug (deviceLogLevel), so that LOG_LEVEL=info shows what people do.
   await app.register(async (devices) => {
     devices.setValidatorCompiler(lenientValidatorCompiler);
-    await devices.register(deviceProtocolRoutes, { logLevel: deviceLogLevel(config.LOG_LEVEL) });
-    await devices.register(mobileRoutes, { logLevel: deviceLogLevel(config.LOG_LEVEL) });
+    for (const routes of Object.values(DEVICE_PROTOCOL_ROUTES)) await devices.register(routes, { logLevel: deviceLogLevel(config.LOG_LEVEL) });
   });
 
   await app.ready();

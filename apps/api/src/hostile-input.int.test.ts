@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignMessages } from '@smsgw/db';
 import { call, createTestUser, send, startTestApi, uniquePhone, type Method, type TestApi } from './testing/test-api.ts';
-import { phoneOwner, phoneRequest } from './routes/mobile/test-phone.ts';
+import { phoneOwner, phoneRequest } from './testing/test-phone.ts';
 
 /**
  * Issue 11, items 8 (U+0000 anywhere in a request of the user API), 14 (framework errors as
@@ -20,8 +20,12 @@ afterAll(async () => {
 async function footprint(userId: string) {
   const where = { where: { userId } };
   const [contacts, groups, templates, webhooks, devices, messages] = await Promise.all([
-    api.db.contact.count(where), api.db.group.count(where), api.db.template.count(where),
-    api.db.webhook.count(where), api.db.device.count(where), api.db.message.count(where),
+    api.db.contact.count(where),
+    api.db.group.count(where),
+    api.db.template.count(where),
+    api.db.webhook.count(where),
+    api.db.device.count(where),
+    api.db.message.count(where),
   ]);
   return { contacts, groups, templates, webhooks, devices, messages };
 }
@@ -35,10 +39,22 @@ describe('U+0000 in a request of the user API (item 8)', () => {
     ['a group name', 'POST', '/api/v1/groups', { name: 'family\u0000' }, "Invalid field 'name'"],
     ['a template body', 'POST', '/api/v1/templates', { name: 't', body: 'Hi {{name}}\u0000' }, "Invalid field 'body'"],
     ['a device name', 'POST', '/api/v1/devices', { name: 'phone\u0000' }, "Invalid field 'name'"],
-    ['a webhook description', 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/x', events: ['message.sent'], description: 'a\u0000' }, "Invalid field 'description'"],
+    [
+      'a webhook description',
+      'POST',
+      '/api/v1/webhooks',
+      { url: 'https://hooks.example.com/x', events: ['message.sent'], description: 'a\u0000' },
+      "Invalid field 'description'",
+    ],
     ['a send body', 'POST', '/api/sms/send', { recipients: ['+15550100002'], body: 'hi\u0000' }, "Invalid field 'body'"],
     ['a send recipient', 'POST', '/api/sms/send', { recipients: ['+1555\u00000100003'], body: 'hi' }, "Invalid field 'recipients[0]'"],
-    ['a template variable', 'POST', '/api/sms/send-template', { recipients: ['+15550100004'], template_id: 'x', variables: { code: '1\u00002' } }, "Invalid field 'variables.code'"],
+    [
+      'a template variable',
+      'POST',
+      '/api/sms/send-template',
+      { recipients: ['+15550100004'], template_id: 'x', variables: { code: '1\u00002' } },
+      "Invalid field 'variables.code'",
+    ],
     ['a property name', 'POST', '/api/v1/groups', { 'name\u0000': 'x' }, 'A field name contains a NUL character'],
     ['a JSON contact import row', 'POST', '/api/v1/contacts/import', [{ name: 'a\u0000b', phone: '+15550100005' }], "Invalid field '[0].name'"],
     ['a contact name filter', 'GET', '/api/v1/contacts?name=Ada%00', undefined, "Invalid query parameter 'name'"],
@@ -125,7 +141,12 @@ describe('unknown query parameters (item 20)', () => {
 
   it('leaves writes and the Vendel alias alone: a send with a query parameter is accepted, and so is GET /api/plans/quota (SDK clients)', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
-    const res = await api.app.inject({ method: 'POST', url: '/api/sms/send?source=sdk', headers: { 'x-api-key': apiKey }, payload: { recipients: [uniquePhone()], body: 'hi' } });
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/api/sms/send?source=sdk',
+      headers: { 'x-api-key': apiKey },
+      payload: { recipients: [uniquePhone()], body: 'hi' },
+    });
     expect(res.statusCode).toBe(200);
     expect((await call(api.app, apiKey, 'GET', '/api/plans/quota?v=2')).statusCode).toBe(200);
     expect(await api.db.message.count({ where: { userId } })).toBe(1);
@@ -137,7 +158,11 @@ describe('unknown query parameters (item 20)', () => {
     expect({ status: pull.statusCode, body: pull.json() }).toEqual({ status: 200, body: [] });
 
     const { devices } = await createTestUser(api.db);
-    const claim = await api.app.inject({ method: 'GET', url: '/api/v1/device/messages?limit=5&client=modem-agent', headers: { authorization: `Bearer ${devices[0]!.token}` } });
+    const claim = await api.app.inject({
+      method: 'GET',
+      url: '/api/v1/device/messages?limit=5&client=modem-agent',
+      headers: { authorization: `Bearer ${devices[0]!.token}` },
+    });
     expect({ status: claim.statusCode, body: claim.json() }).toEqual({ status: 200, body: { messages: [] } });
   });
 });
@@ -161,17 +186,23 @@ describe('framework errors as {error, message} (item 14)', () => {
     });
   });
 
-  it.each(['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded'])('answers a %s body on a JSON route with 415 and sends nothing', async (type) => {
-    const { apiKey, userId } = await createTestUser(api.db);
-    const res = await api.app.inject({
-      method: 'POST', url: '/api/sms/send', headers: { 'x-api-key': apiKey, 'content-type': type }, payload: '{"recipients":["+15550100010"],"body":"hi"}',
-    });
-    expect({ status: res.statusCode, body: res.json() }).toEqual({
-      status: 415,
-      body: { error: 'unsupported_media_type', message: 'Content-Type must be application/json.' },
-    });
-    expect(await api.db.message.count({ where: { userId } })).toBe(0);
-  });
+  it.each(['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded'])(
+    'answers a %s body on a JSON route with 415 and sends nothing',
+    async (type) => {
+      const { apiKey, userId } = await createTestUser(api.db);
+      const res = await api.app.inject({
+        method: 'POST',
+        url: '/api/sms/send',
+        headers: { 'x-api-key': apiKey, 'content-type': type },
+        payload: '{"recipients":["+15550100010"],"body":"hi"}',
+      });
+      expect({ status: res.statusCode, body: res.json() }).toEqual({
+        status: 415,
+        body: { error: 'unsupported_media_type', message: 'Content-Type must be application/json.' },
+      });
+      expect(await api.db.message.count({ where: { userId } })).toBe(0);
+    },
+  );
 
   it.each<[string, string, string]>([
     ['DELETE', '/api/sms/send', 'POST'],

@@ -16,9 +16,12 @@ if (problem) {
 }
 const stream = logStream(config.LOG_FORMAT);
 const app = await buildApp({ config, ...(stream && { logger: { stream } }) });
-await listening(() => app.listen({ host: config.HOST, port: config.PORT }), { host: config.HOST, port: config.PORT, hostVariable: 'HOST', portVariable: 'PORT' }).catch(
-  exitOnStartupError,
-);
+await listening(() => app.listen({ host: config.HOST, port: config.PORT }), {
+  host: config.HOST,
+  port: config.PORT,
+  hostVariable: 'HOST',
+  portVariable: 'PORT',
+}).catch(exitOnStartupError);
 
 const SHUTDOWN_DEADLINE_MS = 4000;
 

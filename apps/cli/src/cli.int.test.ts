@@ -104,7 +104,11 @@ describe('environment', () => {
 
   it('exits 5 when Postgres cannot be reached, in one line that says which variable', async () => {
     const result = failure(await smsgwWith({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/smsgw' }, 'user', 'list'));
-    expect(result).toMatchObject({ code: 5, error: 'database_unavailable', message: expect.stringMatching(/^Cannot reach Postgres \(DATABASE_URL\): .*127\.0\.0\.1:1/) });
+    expect(result).toMatchObject({
+      code: 5,
+      error: 'database_unavailable',
+      message: expect.stringMatching(/^Cannot reach Postgres \(DATABASE_URL\): .*127\.0\.0\.1:1/),
+    });
     expect(result.message).not.toContain('\n');
   });
 
@@ -126,13 +130,15 @@ describe('environment', () => {
     const url = new URL(cli.api.databaseUrl);
     url.pathname = `/smsgw_missing_${randomUUID().slice(0, 8)}`;
     expect(failure(await smsgwWith({ DATABASE_URL: url.toString() }, 'user', 'list'))).toEqual({
-      code: 5, error: 'database_not_migrated', message: 'The database of DATABASE_URL does not exist or is not migrated: run ./pnpmw db:migrate.',
+      code: 5,
+      error: 'database_not_migrated',
+      message: 'The database of DATABASE_URL does not exist or is not migrated: run ./pnpmw db:migrate.',
     });
   });
 });
 
 describe('./pnpmw smsgw, and the smsgw bin', () => {
-  it('prints only the JSON document on stdout: pnpm runs the bin of the root\'s @smsgw/cli, without the banner of a script', async () => {
+  it("prints only the JSON document on stdout: pnpm runs the bin of the root's @smsgw/cli, without the banner of a script", async () => {
     const result = await runProcess('./pnpmw', ['smsgw', 'user', 'list', '--limit', '1'], { DATABASE_URL: cli.api.databaseUrl });
     expect(oneDocument(result)).toMatchObject({ limit: 1, offset: 0 });
   });
@@ -140,6 +146,10 @@ describe('./pnpmw smsgw, and the smsgw bin', () => {
   it('the package bin (what pnpm runs without a banner) builds, runs and passes on stdout, stderr and the exit code', async () => {
     const bin = (...args: string[]) => runProcess(process.execPath, ['apps/cli/bin/smsgw.mjs', ...args], { DATABASE_URL: cli.api.databaseUrl });
     expect(oneDocument(await bin('user', 'list', '--limit', '2'))).toMatchObject({ limit: 2 });
-    expect(failure(await bin('user', 'show', '--user', 'nobody-by-bin'))).toEqual({ code: 3, error: 'not_found', message: 'no user with id or name nobody-by-bin' });
+    expect(failure(await bin('user', 'show', '--user', 'nobody-by-bin'))).toEqual({
+      code: 3,
+      error: 'not_found',
+      message: 'no user with id or name nobody-by-bin',
+    });
   });
 });

@@ -1,8 +1,7 @@
 import type { CliConfig } from '@smsgw/config';
-import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
-import {
-  createDispatchQueue, createProducerConnection, createWebhooksQueue, type DispatchQueue, type WebhooksQueue,
-} from '@smsgw/queue';
+import { createListingSql, createSql, type Db, type ListingSql, type Sql } from '@smsgw/db';
+import { createDb } from '@smsgw/db/prisma';
+import { createDispatchQueue, createProducerConnection, createWebhooksQueue, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
 import { CliError } from './errors.ts';
 
 export interface Queues {
@@ -25,6 +24,7 @@ export interface CliOutput {
 export class CliContext {
   private openDb: Db | undefined;
   private openSql: Sql | undefined;
+  private openListingSql: (ListingSql & { end(): Promise<void> }) | undefined;
   private openQueues: Queues | undefined;
 
   constructor(
@@ -43,6 +43,16 @@ export class CliContext {
   }
 
   /** The node-postgres pool of the raw statements (a send's device check). */
+  /** The listings' pool (paging.ts in @smsgw/db). */
+  get listingSql(): ListingSql {
+    this.openListingSql ??= createListingSql({
+      url: this.config.DATABASE_URL,
+      poolSize: 1,
+      onIdleError: (error) => this.warn('idle Postgres connection failed', error),
+    });
+    return this.openListingSql;
+  }
+
   get sql(): Sql {
     this.openSql ??= createSql({ url: this.config.DATABASE_URL, poolSize: 1, onIdleError: (error) => this.warn('idle Postgres connection failed', error) });
     return this.openSql;
@@ -54,7 +64,10 @@ export class CliContext {
     const { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, QUEUE_PREFIX } = this.config;
     // One attempt, bounded: an operator waits for an answer, not for a reconnect loop.
     const redis = createProducerConnection(REDIS_URL, {
-      lazyConnect: true, commandTimeout: REDIS_COMMAND_TIMEOUT_MS, connectTimeout: REDIS_COMMAND_TIMEOUT_MS, retryStrategy: () => null,
+      lazyConnect: true,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      connectTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      retryStrategy: () => null,
     });
     let failure: Error | undefined;
     redis.on('error', (error: Error) => (failure ??= error));
@@ -79,6 +92,6 @@ export class CliContext {
       await Promise.all([queues.dispatch.close(), queues.webhooks.close()]).catch(() => undefined);
       queues.redis.disconnect();
     }
-    await Promise.all([this.openDb?.$disconnect(), this.openSql?.end()]);
+    await Promise.all([this.openDb?.$disconnect(), this.openSql?.end(), this.openListingSql?.end()]);
   }
 }

@@ -21,11 +21,21 @@ async function dbUser(): Promise<string> {
 
 const UNUSED = (resets: unknown) => ({ limit: null, used: 0, resets_at: resets });
 const NO_LIMITS = {
-  rate_limit_per_minute: null, rate_limit_per_hour: null, rate_limit_per_day: null,
-  segments_per_hour: null, segments_per_day: null, segments_per_month: null, unique_recipients_per_month: null, sims: [],
+  rate_limit_per_minute: null,
+  rate_limit_per_hour: null,
+  rate_limit_per_day: null,
+  segments_per_hour: null,
+  segments_per_day: null,
+  segments_per_month: null,
+  unique_recipients_per_month: null,
+  twilio_sms_url: null,
+  sims: [],
   usage: {
-    segments_per_hour: UNUSED(null), segments_per_day: UNUSED(expect.any(String)), segments_per_month: UNUSED(expect.any(String)),
-    unique_recipients_per_month: UNUSED(expect.any(String)), sims: [],
+    segments_per_hour: UNUSED(null),
+    segments_per_day: UNUSED(expect.any(String)),
+    segments_per_month: UNUSED(expect.any(String)),
+    unique_recipients_per_month: UNUSED(expect.any(String)),
+    sims: [],
   },
 };
 
@@ -48,7 +58,9 @@ describe('smsgw device create', () => {
   it('exits 3 for an unknown user', async () => {
     const user = randomUUID();
     expect(failure(await smsgw('device', 'create', '--user', user, '--name', 'Pixel 8'))).toEqual({
-      code: 3, error: 'not_found', message: `no user with id or name ${user}`,
+      code: 3,
+      error: 'not_found',
+      message: `no user with id or name ${user}`,
     });
   });
 });
@@ -59,7 +71,15 @@ describe('smsgw device pair (alias pairing create)', () => {
   it('prints the code, the token, the expiry, the mobile URL of PUBLIC_URL and the steps; the pairing is stored hashed', async () => {
     const user_id = await dbUser();
     const before = Date.now();
-    const result = await smsgwWith({ PUBLIC_URL: 'https://sms.example.org', PAIRING_TTL_SECONDS: '300' }, 'device', 'pair', '--user', user_id, '--name', 'Shop phone');
+    const result = await smsgwWith(
+      { PUBLIC_URL: 'https://sms.example.org', PAIRING_TTL_SECONDS: '300' },
+      'device',
+      'pair',
+      '--user',
+      user_id,
+      '--name',
+      'Shop phone',
+    );
     const out = ok(result) as unknown as { code: string; token: string; expires_at: string; mobile_url: string; steps: string[] };
     expect(out).toEqual({
       code: expect.stringMatching(/^\d{8}$/),
@@ -72,13 +92,27 @@ describe('smsgw device pair (alias pairing create)', () => {
     expect(expires).toBeGreaterThanOrEqual(before + 300_000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 300_000);
     const steps = out.steps.join('\n');
-    for (const part of ['SSE Only', 'Settings → Cloud server… → API URL: https://sms.example.org/mobile/v1', 'By Code', out.code, 'Private Token', out.token, 'restart the app', 'app-release.apk', 'docs/devices.md']) {
+    for (const part of [
+      'SSE Only',
+      'Settings → Cloud server… → API URL: https://sms.example.org/mobile/v1',
+      'By Code',
+      out.code,
+      'Private Token',
+      out.token,
+      'restart the app',
+      'app-release.apk',
+      'docs/devices.md',
+    ]) {
       expect(steps).toContain(part);
     }
     expect(steps.indexOf('SSE Only')).toBeLessThan(steps.indexOf('By Code'));
 
     const row = await cli.db.devicePairing.findFirstOrThrow({ where: { userId: user_id } });
-    expect({ name: row.name, expiresAt: row.expiresAt.toISOString(), usedAt: row.usedAt }).toEqual({ name: 'Shop phone', expiresAt: out.expires_at, usedAt: null });
+    expect({ name: row.name, expiresAt: row.expiresAt.toISOString(), usedAt: row.usedAt }).toEqual({
+      name: 'Shop phone',
+      expiresAt: out.expires_at,
+      usedAt: null,
+    });
     expect(Buffer.from(row.codeHash).equals(sha256(out.code))).toBe(true);
     expect(Buffer.from(row.tokenHash).equals(sha256(out.token))).toBe(true);
   });
@@ -101,7 +135,9 @@ describe('smsgw device pair (alias pairing create)', () => {
   it('exits 5 (configuration) with a JSON error naming the variable when PUBLIC_URL is not a URL', async () => {
     const user_id = await dbUser();
     expect(failure(await smsgwWith({ PUBLIC_URL: 'sms.example.org' }, 'device', 'pair', '--user', user_id))).toEqual({
-      code: 5, error: 'configuration', message: expect.stringContaining('PUBLIC_URL'),
+      code: 5,
+      error: 'configuration',
+      message: expect.stringContaining('PUBLIC_URL'),
     });
     expect(await cli.db.devicePairing.count({ where: { userId: user_id } })).toBe(0);
   });
@@ -131,7 +167,7 @@ describe('smsgw device list, disable, enable, delete', () => {
     return (ok(await smsgw('device', 'list', '--user', userId)) as unknown as { data: ListedDevice[] }).data;
   }
 
-  it('sets, shows and removes a device\'s rate limits (device limit), refusing what the API refuses', async () => {
+  it("sets, shows and removes a device's rate limits (device limit), refusing what the API refuses", async () => {
     const user_id = ok(await smsgw('user', 'create', '--name', uniqueName('limits'))).user_id as string;
     const device_id = ok(await smsgw('device', 'create', '--user', user_id, '--name', 'SIM 1')).device_id as string;
     const limited = ok(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--per-minute', '6', '--per-day', '500'));
@@ -148,16 +184,27 @@ describe('smsgw device list, disable, enable, delete', () => {
     const user_id = await dbUser();
     const device_id = ok(await smsgw('device', 'create', '--user', user_id, '--name', 'two SIMs')).device_id as string;
     await cli.db.device.update({ where: { id: device_id }, data: { simCards: [{ simNumber: 1 }, { simNumber: 2 }] } });
-    const set = ok(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--segments-per-hour', '100', '--unique-recipients-per-month', '250'));
+    const set = ok(
+      await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--segments-per-hour', '100', '--unique-recipients-per-month', '250'),
+    );
     expect(set).toMatchObject({ segments_per_hour: 100, segments_per_day: null, unique_recipients_per_month: 250, sims: [] });
     expect(set.usage).toMatchObject({ segments_per_hour: { limit: 100, used: 0 } });
     const sim = ok(await smsgw('device', 'limit', '--user', user_id, '--device', device_id, '--sim', '2', '--segments-per-day', '100'));
     expect(sim).toMatchObject({ segments_per_hour: 100, sims: [{ sim_number: 2, segments_per_day: 100, segments_per_hour: null }] });
-    const refusals = [['--segments-per-month', '10000001'], ['--sim', '3', '--segments-per-day', '5'], ['--sim', '2']];
+    const refusals = [
+      ['--segments-per-month', '10000001'],
+      ['--sim', '3', '--segments-per-day', '5'],
+      ['--sim', '2'],
+    ];
     const refused = await Promise.all(refusals.map((args) => smsgw('device', 'limit', '--user', user_id, '--device', device_id, ...args)));
     expect(refused.map((result) => failure(result).code)).toEqual(refusals.map(() => 2));
     const row = await cli.db.device.findUniqueOrThrow({ where: { id: device_id } });
-    expect([row.segmentsPerHour, row.segmentsPerDay, row.segmentsPerMonth, row.simBudgets]).toEqual([100, null, null, [{ sim_number: 2, segments_per_day: 100 }]]);
+    expect([row.segmentsPerHour, row.segmentsPerDay, row.segmentsPerMonth, row.simBudgets]).toEqual([
+      100,
+      null,
+      null,
+      [{ sim_number: 2, segments_per_day: 100 }],
+    ]);
   }, 60_000); // six CLI processes
 
   it('lists the user’s devices with protocol, availability, last seen, app version and warnings', async () => {
@@ -171,13 +218,34 @@ describe('smsgw device list, disable, enable, delete', () => {
     const devices = await listed(user_id);
     expect(devices).toEqual([
       {
-        id: modem, name: 'modem', protocol: 'native', enabled: true, available: true, connection: 'requests',
-        last_seen_at: seenAt.toISOString(), app_version: null, sim_cards: null, warnings: [], ...NO_LIMITS, created_at: expect.any(String), updated_at: expect.any(String),
+        id: modem,
+        name: 'modem',
+        protocol: 'native',
+        enabled: true,
+        available: true,
+        connection: 'requests',
+        last_seen_at: seenAt.toISOString(),
+        app_version: null,
+        sim_cards: null,
+        warnings: [],
+        ...NO_LIMITS,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
         health: { status: 'online', reasons: [], last_seen_at: seenAt.toISOString(), connection: 'poll', app_version: null, battery: null, signal: null },
       },
       {
-        id: phone!.id, name: 'Pixel 8', protocol: 'sms_gate', enabled: true, available: false, connection: null,
-        last_seen_at: null, app_version: '1.68.0', sim_cards: null, warnings: [expect.stringContaining('SSE only')], ...NO_LIMITS, created_at: expect.any(String),
+        id: phone!.id,
+        name: 'Pixel 8',
+        protocol: 'sms_gate',
+        enabled: true,
+        available: false,
+        connection: null,
+        last_seen_at: null,
+        app_version: '1.68.0',
+        sim_cards: null,
+        warnings: [expect.stringContaining('SSE only')],
+        ...NO_LIMITS,
+        created_at: expect.any(String),
         updated_at: expect.any(String),
         health: { status: 'offline', reasons: ['not_connected'], last_seen_at: null, connection: null, app_version: '1.68.0', battery: null, signal: null },
       },
@@ -211,26 +279,40 @@ describe('smsgw device list, disable, enable, delete', () => {
     expect(await listDevices(cli.db, user_id)).toEqual([]);
 
     expect(failure(await smsgw('device', 'delete', '--user', user_id, '--device', id))).toEqual({
-      code: 3, error: 'not_found', message: `no device with id ${id} for user ${user_id}`,
+      code: 3,
+      error: 'not_found',
+      message: `no device with id ${id} for user ${user_id}`,
     });
   });
 
-  it.each(['show', 'disable', 'enable', 'delete'])('device %s exits 3 for another user’s device, a malformed id or no --device, changing nothing', async (verb) => {
-    const owner = await dbUser();
-    const theirs = await dbDevice(owner, 'theirs');
-    const user_id = await dbUser();
+  it.each(['show', 'disable', 'enable', 'delete'])(
+    'device %s exits 3 for another user’s device, a malformed id or no --device, changing nothing',
+    async (verb) => {
+      const owner = await dbUser();
+      const theirs = await dbDevice(owner, 'theirs');
+      const user_id = await dbUser();
 
-    const ids = [theirs, 'not-a-uuid'];
-    const [missing, ...results] = await Promise.all([
-      smsgw('device', verb, '--user', user_id),
-      ...ids.map((id) => smsgw('device', verb, '--user', user_id, '--device', id)),
-    ]);
-    results.forEach((result, i) => {
-      expect(failure(result)).toEqual({ code: 3, error: 'not_found', message: `no device with id ${ids[i]} for user ${user_id}` });
-    });
-    expect(failure(missing)).toEqual({ code: 2, error: 'usage', message: '--device is required' });
-    const row = await cli.db.device.findUniqueOrThrow({ where: { id: theirs } });
-    expect({ enabled: row.enabled, deletedAt: row.deletedAt }).toEqual({ enabled: true, deletedAt: null });
+      const ids = [theirs, 'not-a-uuid'];
+      const [missing, ...results] = await Promise.all([
+        smsgw('device', verb, '--user', user_id),
+        ...ids.map((id) => smsgw('device', verb, '--user', user_id, '--device', id)),
+      ]);
+      results.forEach((result, i) => {
+        expect(failure(result)).toEqual({ code: 3, error: 'not_found', message: `no device with id ${ids[i]} for user ${user_id}` });
+      });
+      expect(failure(missing)).toEqual({ code: 2, error: 'usage', message: '--device is required' });
+      const row = await cli.db.device.findUniqueOrThrow({ where: { id: theirs } });
+      expect({ enabled: row.enabled, deletedAt: row.deletedAt }).toEqual({ enabled: true, deletedAt: null });
+    },
+  );
+
+  it('device list gives every device, however many pages of the API they fill (1,100: three pages of 500)', async () => {
+    const user_id = ok(await smsgw('user', 'create', '--name', uniqueName('fleet'))).user_id as string;
+    await cli.db.$executeRaw`
+      INSERT INTO devices (id, user_id, name, token_hash, created_at, updated_at)
+      SELECT gen_random_uuid(), ${user_id}::uuid, 'phone-' || n, decode(md5(${user_id} || ':' || n), 'hex'), now(), now() FROM generate_series(1, 1100) n`;
+    const devices = await listed(user_id);
+    expect(new Set(devices.map((d) => d.id)).size).toBe(1100);
   });
 
   it('device list exits 3 for an unknown user', async () => {

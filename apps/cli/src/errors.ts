@@ -41,7 +41,11 @@ const NOT_MIGRATED = new Set(['3D000', '42P01', '42703', 'P2021', 'P2022']);
 const reason = (error: unknown) => ((error as Error)?.message ?? String(error)).trim().split('\n').at(-1)?.trim() ?? '';
 
 function errorCodes(error: unknown): unknown[] {
-  const e = error as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } }; cause?: { originalCode?: unknown; code?: unknown } };
+  const e = error as {
+    code?: unknown;
+    meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } };
+    cause?: { originalCode?: unknown; code?: unknown };
+  };
   return [e.code, e.meta?.code, e.meta?.driverAdapterError?.cause?.originalCode, e.cause?.originalCode, e.cause?.code];
 }
 
@@ -52,12 +56,17 @@ export function toCliError(error: unknown): CliError {
   if (error instanceof UserNameTakenError) return new CliError('conflict', 'user_name_taken', error.message);
   if (isAppError(error)) {
     const kind: FailureKind =
-      error.code === 'service_unavailable' ? 'unavailable'
-      : error.status === 400 ? 'usage'
-      : error.status === 404 ? 'not_found'
-      : error.status === 409 || error.status === 422 ? 'conflict'
-      : error.status === 402 || error.status === 503 ? 'refused'
-      : 'unexpected';
+      error.code === 'service_unavailable'
+        ? 'unavailable'
+        : error.status === 400
+          ? 'usage'
+          : error.status === 404
+            ? 'not_found'
+            : error.status === 409 || error.status === 422
+              ? 'conflict'
+              : error.status === 402 || error.status === 503
+                ? 'refused'
+                : 'unexpected';
     return new CliError(kind, error.code, error.message);
   }
   if (errorCodes(error).some((code) => typeof code === 'string' && NOT_MIGRATED.has(code))) {

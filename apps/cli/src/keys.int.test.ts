@@ -69,7 +69,9 @@ describe('smsgw key revoke', () => {
 
     for (const id of [theirs, 'not-a-uuid']) {
       expect(failure(await smsgw('key', 'revoke', '--user', user.id, '--key', id))).toEqual({
-        code: 3, error: 'not_found', message: `no API key with id ${id} for user ${user.id}`,
+        code: 3,
+        error: 'not_found',
+        message: `no API key with id ${id} for user ${user.id}`,
       });
     }
     expect((await call(cli.api.app, owner.apiKey, 'GET', '/api/v1/quota')).statusCode).toBe(200);

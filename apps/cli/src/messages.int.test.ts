@@ -70,7 +70,11 @@ describe('smsgw message send', () => {
     const past = new Date(Date.now() - 60_000).toISOString();
     const api = await send(cli.api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hi', send_at: past });
     expect(failure(await smsgw('message', 'send', ...base, '--send-at', past))).toEqual({ code: 2, error: 'invalid_request', message: api.json().message });
-    expect(failure(await smsgw('message', 'send', ...base, '--sim', '4'))).toEqual({ code: 2, error: 'usage', message: '--sim must be a whole number from 1 to 3' });
+    expect(failure(await smsgw('message', 'send', ...base, '--sim', '4'))).toEqual({
+      code: 2,
+      error: 'usage',
+      message: '--sim must be a whole number from 1 to 3',
+    });
     const both = ['--valid-until', new Date(Date.now() + 60_000).toISOString(), '--ttl', '30'];
     expect(failure(await smsgw('message', 'send', ...base, ...both))).toMatchObject({ code: 2, error: 'invalid_request' });
     expect(await sendFootprint(cli.api, user.userId)).toEqual(before);
@@ -91,20 +95,36 @@ describe('smsgw message send', () => {
   }
 
   it('refuses a number that is not E.164 as the API does (400 → exit 2), storing and enqueueing nothing', async () => {
-    await refusedLikeTheApi(await createTestUser(cli.api.db), { recipients: [uniquePhone(), '0612345678'], body: 'hi' }, { status: 400, error: 'invalid_phone_number', exit: 2 });
+    await refusedLikeTheApi(
+      await createTestUser(cli.api.db),
+      { recipients: [uniquePhone(), '0612345678'], body: 'hi' },
+      { status: 400, error: 'invalid_phone_number', exit: 2 },
+    );
   });
 
   it('refuses a send over the monthly quota (402 → exit 6)', async () => {
-    await refusedLikeTheApi(await createTestUser(cli.api.db, { monthlyQuota: 1 }), { recipients: [uniquePhone(), uniquePhone()], body: 'hi' }, { status: 402, error: 'quota_exceeded', exit: 6 });
+    await refusedLikeTheApi(
+      await createTestUser(cli.api.db, { monthlyQuota: 1 }),
+      { recipients: [uniquePhone(), uniquePhone()], body: 'hi' },
+      { status: 402, error: 'quota_exceeded', exit: 6 },
+    );
   });
 
   it('refuses a send when no device is available (503 → exit 6)', async () => {
-    await refusedLikeTheApi(await createTestUser(cli.api.db, { devices: 0 }), { recipients: [uniquePhone()], body: 'hi' }, { status: 503, error: 'no_devices', exit: 6 });
+    await refusedLikeTheApi(
+      await createTestUser(cli.api.db, { devices: 0 }),
+      { recipients: [uniquePhone()], body: 'hi' },
+      { status: 503, error: 'no_devices', exit: 6 },
+    );
   });
 
   it("refuses another user's device (400 device_not_found → exit 2)", async () => {
     const other = await createTestUser(cli.api.db);
-    await refusedLikeTheApi(await createTestUser(cli.api.db), { recipients: [uniquePhone()], body: 'hi', device_id: other.deviceId! }, { status: 400, error: 'device_not_found', exit: 2 });
+    await refusedLikeTheApi(
+      await createTestUser(cli.api.db),
+      { recipients: [uniquePhone()], body: 'hi', device_id: other.deviceId! },
+      { status: 400, error: 'device_not_found', exit: 2 },
+    );
   });
 
   it('refuses a text over 1600 characters (400 invalid_request → exit 2)', async () => {
@@ -112,7 +132,10 @@ describe('smsgw message send', () => {
     const before = await sendFootprint(cli.api, user.userId);
     const text = '✓'.repeat(1601);
     expect((await send(cli.api.app, user.apiKey, { recipients: [uniquePhone()], body: text })).json()).toMatchObject({ error: 'invalid_request' });
-    expect(failure(await smsgw('message', 'send', '--user', user.userId, '--to', uniquePhone(), '--text', text))).toMatchObject({ code: 2, error: 'invalid_request' });
+    expect(failure(await smsgw('message', 'send', '--user', user.userId, '--to', uniquePhone(), '--text', text))).toMatchObject({
+      code: 2,
+      error: 'invalid_request',
+    });
     expect(await sendFootprint(cli.api, user.userId)).toEqual(before);
   });
 
@@ -120,13 +143,18 @@ describe('smsgw message send', () => {
     const user = await createTestUser(cli.api.db);
     ok(await smsgw('user', 'disable', '--user', user.userId));
     expect((await send(cli.api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hi' })).statusCode).toBe(401);
-    expect(failure(await smsgw('message', 'send', '--user', user.userId, '--to', uniquePhone(), '--text', 'hi'))).toMatchObject({ code: 4, error: 'user_disabled' });
+    expect(failure(await smsgw('message', 'send', '--user', user.userId, '--to', uniquePhone(), '--text', 'hi'))).toMatchObject({
+      code: 4,
+      error: 'user_disabled',
+    });
     expect((await sendFootprint(cli.api, user.userId)).messages).toBe(0);
   });
 
   it('exits 5 naming REDIS_URL when Redis cannot be reached, storing nothing', async () => {
     const user = await createTestUser(cli.api.db);
-    const refused = failure(await smsgwWith({ REDIS_URL: 'redis://127.0.0.1:1' }, 'message', 'send', '--user', user.userId, '--to', uniquePhone(), '--text', 'hi'));
+    const refused = failure(
+      await smsgwWith({ REDIS_URL: 'redis://127.0.0.1:1' }, 'message', 'send', '--user', user.userId, '--to', uniquePhone(), '--text', 'hi'),
+    );
     expect(refused).toMatchObject({ code: 5, error: 'redis_unavailable', message: expect.stringContaining('REDIS_URL') });
     expect((await sendFootprint(cli.api, user.userId)).messages).toBe(0);
   });
@@ -134,7 +162,11 @@ describe('smsgw message send', () => {
   it('exits 2 without --to or --text', async () => {
     const user = await createTestUser(cli.api.db);
     expect(failure(await smsgw('message', 'send', '--user', user.userId, '--text', 'hi'))).toEqual({ code: 2, error: 'usage', message: '--to is required' });
-    expect(failure(await smsgw('message', 'send', '--user', user.userId, '--to', uniquePhone()))).toEqual({ code: 2, error: 'usage', message: '--text is required' });
+    expect(failure(await smsgw('message', 'send', '--user', user.userId, '--to', uniquePhone()))).toEqual({
+      code: 2,
+      error: 'usage',
+      message: '--text is required',
+    });
   });
 });
 
@@ -168,15 +200,27 @@ describe('smsgw message list, show', () => {
   }, 60_000); // nine CLI processes
 
   it.each([
-    ['--status', 'lost'], ['--to', '0612345678'], ['--batch', 'not-a-uuid'], ['--device', 'x'], ['--limit', '101'], ['--offset', 'one'], ['--cursor', 'not-one'],
+    ['--status', 'lost'],
+    ['--to', '0612345678'],
+    ['--batch', 'not-a-uuid'],
+    ['--device', 'x'],
+    ['--limit', '101'],
+    ['--offset', 'one'],
+    ['--cursor', 'not-one'],
   ])('message list refuses %s %s (exit 2), as the API answers 400', async (flag, value) => {
     const user = await createTestUser(cli.api.db, { devices: 0 });
-    expect(failure(await smsgw('message', 'list', '--user', user.userId, flag, value))).toMatchObject({ code: 2, error: 'usage', message: expect.stringContaining(flag) });
+    expect(failure(await smsgw('message', 'list', '--user', user.userId, flag, value))).toMatchObject({
+      code: 2,
+      error: 'usage',
+      message: expect.stringContaining(flag),
+    });
   });
 
   it('shows a message as GET /api/v1/sms/:id does, with the states it went through', async () => {
     const user = await createTestUser(cli.api.db);
-    const { message_ids: [id] } = (await send(cli.api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hello' })).json() as Accepted;
+    const {
+      message_ids: [id],
+    } = (await send(cli.api.app, user.apiKey, { recipients: [uniquePhone()], body: 'hello' })).json() as Accepted;
     const assignedAt = new Date(Date.now() + 1000);
     await cli.api.db.messageEvent.create({ data: { messageId: id!, state: 'assigned', deviceId: user.deviceId!, at: assignedAt } });
 
@@ -191,11 +235,15 @@ describe('smsgw message list, show', () => {
 
   it("exits 3 for another user's message or an unknown id", async () => {
     const owner = await createTestUser(cli.api.db);
-    const { message_ids: [theirs] } = (await send(cli.api.app, owner.apiKey, { recipients: [uniquePhone()], body: 'x' })).json() as Accepted;
+    const {
+      message_ids: [theirs],
+    } = (await send(cli.api.app, owner.apiKey, { recipients: [uniquePhone()], body: 'x' })).json() as Accepted;
     const user = await createTestUser(cli.api.db, { devices: 0 });
     for (const id of [theirs!, randomUUID(), 'nope']) {
       expect(failure(await smsgw('message', 'show', '--user', user.userId, '--message', id))).toEqual({
-        code: 3, error: 'not_found', message: `no message with id ${id} for user ${user.userId}`,
+        code: 3,
+        error: 'not_found',
+        message: `no message with id ${id} for user ${user.userId}`,
       });
     }
   });

@@ -39,12 +39,20 @@ describe('smsgw quota set', () => {
 
   it.each([[[] as string[]], [['--limit', '-1']], [['--limit', 'lots']]])('exits 2 with %j, leaving the limit as it was', async (args) => {
     const user = await createTestUser(cli.api.db, { monthlyQuota: 50, devices: 0 });
-    expect(failure(await smsgw('quota', 'set', '--user', user.userId, ...args))).toMatchObject({ code: 2, error: 'usage', message: expect.stringContaining('--limit') });
+    expect(failure(await smsgw('quota', 'set', '--user', user.userId, ...args))).toMatchObject({
+      code: 2,
+      error: 'usage',
+      message: expect.stringContaining('--limit'),
+    });
     expect(await monthlyQuota(user.userId)).toBe(50);
   });
 
   it('exits 3 for an unknown user', async () => {
     const user = randomUUID();
-    expect(failure(await smsgw('quota', 'set', '--user', user, '--limit', '10'))).toEqual({ code: 3, error: 'not_found', message: `no user with id or name ${user}` });
+    expect(failure(await smsgw('quota', 'set', '--user', user, '--limit', '10'))).toEqual({
+      code: 3,
+      error: 'not_found',
+      message: `no user with id or name ${user}`,
+    });
   });
 });

@@ -36,7 +36,11 @@ export function deviceRecord(device: DeviceRow, config: CliConfig, now: Date, co
 /** Device records with their carrier budgets' usage, as the API shows them (one statement for all). */
 export async function deviceRecords(sql: Sql, devices: DeviceRow[], config: CliConfig) {
   const now = new Date();
-  const counts = await budgetCounts(sql, devices.map((d) => d.id), now);
+  const counts = await budgetCounts(
+    sql,
+    devices.map((d) => d.id),
+    now,
+  );
   return devices.map((device) => deviceRecord(device, config, now, counts.get(device.id) ?? new Map()));
 }
 

@@ -28,7 +28,7 @@ const HELP = [
 
 /** The command and its flags, or a usage error. */
 function commandLine(args: string[]): { command: Command; name: string; flags: Flags } | 'help' {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
       args,
@@ -45,9 +45,7 @@ function commandLine(args: string[]): { command: Command; name: string; flags: F
   const command = COMMANDS[name];
   if (values.help) return 'help';
   if (!command) {
-    throw usageError(
-      positionals.length === 0 ? 'no command given; smsgw --help lists them' : `unknown command '${name}'; smsgw --help lists the commands`,
-    );
+    throw usageError(positionals.length === 0 ? 'no command given; smsgw --help lists them' : `unknown command '${name}'; smsgw --help lists the commands`);
   }
   const { help: _help, ...flags } = values as Flags & { help?: boolean };
   const accepted = flagsOf(command);

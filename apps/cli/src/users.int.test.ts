@@ -65,17 +65,25 @@ describe('smsgw user list', () => {
     const listed = (out.data as { name: string }[]).map((user) => user.name);
     expect(listed.indexOf(names[1]!)).toBeLessThan(listed.indexOf(names[0]!));
     expect((out.data as object[]).find((user) => (user as { name: string }).name === names[0])).toEqual({
-      id: expect.any(String), name: names[0], monthly_quota: 7, disabled: false, disabled_at: null, created_at: expect.stringMatching(/Z$/),
+      id: expect.any(String),
+      name: names[0],
+      monthly_quota: 7,
+      disabled: false,
+      disabled_at: null,
+      created_at: expect.stringMatching(/Z$/),
     });
 
     const second = ok(await cli.smsgw('user', 'list', '--limit', '1', '--offset', '1'));
     expect(second).toMatchObject({ total, limit: 1, offset: 1, data: [(out.data as object[])[1]] });
   });
-
 });
 
 describe('smsgw user list usage, show', () => {
-  it.each([['--limit', '0'], ['--limit', '101'], ['--offset', '-1']])('user list refuses %s %s (exit 2)', async (flag, value) => {
+  it.each([
+    ['--limit', '0'],
+    ['--limit', '101'],
+    ['--offset', '-1'],
+  ])('user list refuses %s %s (exit 2)', async (flag, value) => {
     expect(failure(await cli.smsgw('user', 'list', flag, value))).toMatchObject({ code: 2, error: 'usage', message: expect.stringContaining(flag) });
   });
 
@@ -86,18 +94,28 @@ describe('smsgw user list usage, show', () => {
 
     const byName = ok(await cli.smsgw('user', 'show', '--user', user.name));
     expect(byName).toEqual({
-      id: user.id, name: user.name, monthly_quota: null, disabled: false, disabled_at: null, created_at: expect.any(String), api_keys: 1, devices: 1,
+      id: user.id,
+      name: user.name,
+      monthly_quota: null,
+      disabled: false,
+      disabled_at: null,
+      created_at: expect.any(String),
+      api_keys: 1,
+      devices: 1,
     });
     expect(ok(await cli.smsgw('user', 'show', '--user', user.id))).toEqual(byName);
   });
 
-  it.each([['an id of no user', randomUUID()], ['a name of no user', 'nobody-at-all']])('exits 3 (not_found) for %s', async (_what, ref) => {
+  it.each([
+    ['an id of no user', randomUUID()],
+    ['a name of no user', 'nobody-at-all'],
+  ])('exits 3 (not_found) for %s', async (_what, ref) => {
     expect(failure(await cli.smsgw('user', 'show', '--user', ref))).toEqual({ code: 3, error: 'not_found', message: `no user with id or name ${ref}` });
   });
 });
 
 describe('smsgw user disable, enable', () => {
-  it("disables a user: its API keys and JWTs are refused until it is enabled again", async () => {
+  it('disables a user: its API keys and JWTs are refused until it is enabled again', async () => {
     const user = await createUser(cli.db, { name: uniqueName('disabled') });
     const { key, record } = await createApiKey(cli.db, { userId: user.id, name: 'k' });
 

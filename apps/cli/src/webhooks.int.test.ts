@@ -18,7 +18,10 @@ describe('smsgw webhook list', () => {
     await webhookOf(user.userId);
     await webhookOf(user.userId, ['message.delivered', 'message.failed']);
 
-    for (const [flags, query] of [[[], ''], [['--limit', '1', '--offset', '1'], '?limit=1&offset=1']] as const) {
+    for (const [flags, query] of [
+      [[], ''],
+      [['--limit', '1', '--offset', '1'], '?limit=1&offset=1'],
+    ] as const) {
       const out = ok(await smsgw('webhook', 'list', '--user', user.user.name, ...flags));
       expect(out).toEqual((await call(cli.api.app, user.apiKey, 'GET', `/api/v1/webhooks${query}`)).json());
     }
@@ -59,7 +62,9 @@ describe('smsgw webhook test', () => {
     const user = await createTestUser(cli.api.db, { devices: 0 });
     for (const id of [theirs.id, 'nope']) {
       expect(failure(await smsgw('webhook', 'test', '--user', user.userId, '--webhook', id))).toEqual({
-        code: 3, error: 'not_found', message: `no webhook with id ${id} for user ${user.userId}`,
+        code: 3,
+        error: 'not_found',
+        message: `no webhook with id ${id} for user ${user.userId}`,
       });
     }
     expect(failure(await smsgw('webhook', 'test', '--user', user.userId))).toEqual({ code: 2, error: 'usage', message: '--webhook is required' });

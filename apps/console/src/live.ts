@@ -9,9 +9,15 @@ let close: (() => void) | undefined;
 
 export function startLive(): void {
   close ??= openEvents({
-    onEvent: (event) => listeners.forEach((l) => l.onEvent?.(event)),
-    onOpen: () => listeners.forEach((l) => l.onOpen?.()),
-    onState: (live) => states.forEach((s) => s(live)),
+    onEvent: (event) => {
+      for (const l of listeners) l.onEvent?.(event);
+    },
+    onOpen: () => {
+      for (const l of listeners) l.onOpen?.();
+    },
+    onState: (live) => {
+      for (const s of states) s(live);
+    },
   });
 }
 

@@ -72,26 +72,59 @@ function App() {
 
   if (!signedIn) return h(SignIn, { expired, onSignedIn: () => setSignedIn(true) });
   const current = PAGES.find((p) => p.path === path) ?? PAGES[0]!;
-  return h('div', { class: 'shell' },
+  return h(
+    'div',
+    { class: 'shell' },
     h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
-    h('header', { class: 'top' },
-      h('a', { class: 'brand', href: BASE, onClick: (e: MouseEvent) => (e.preventDefault(), navigate('')) }, 'smsgw'),
+    h(
+      'header',
+      { class: 'top' },
+      h(
+        'a',
+        {
+          class: 'brand',
+          href: BASE,
+          onClick: (e: MouseEvent) => {
+            e.preventDefault();
+            navigate('');
+          },
+        },
+        'smsgw',
+      ),
       h('span', { class: `live ${live ? 'on' : 'off'}`, title: live ? 'Live updates connected' : 'Live updates reconnecting' }, live ? 'live' : 'offline'),
-      h('button', { type: 'button', class: 'btn plain menu-toggle', 'aria-expanded': menuOpen, 'aria-controls': 'nav', onClick: () => setMenuOpen(!menuOpen) }, 'Menu'),
+      h(
+        'button',
+        { type: 'button', class: 'btn plain menu-toggle', 'aria-expanded': menuOpen, 'aria-controls': 'nav', onClick: () => setMenuOpen(!menuOpen) },
+        'Menu',
+      ),
       h('button', { type: 'button', class: 'btn plain', onClick: () => signOut() }, 'Sign out'),
     ),
-    h('nav', { id: 'nav', class: `nav${menuOpen ? ' open' : ''}`, 'aria-label': 'Pages' },
-      h('ul', null, PAGES.map((p) =>
-        h('li', null, h('a', {
-          href: BASE + p.path,
-          'aria-current': p === current ? 'page' : undefined,
-          onClick: (e: MouseEvent) => {
-            if (e.ctrlKey || e.metaKey || e.shiftKey) return;
-            e.preventDefault();
-            navigate(p.path);
-          },
-        }, p.label)),
-      )),
+    h(
+      'nav',
+      { id: 'nav', class: `nav${menuOpen ? ' open' : ''}`, 'aria-label': 'Pages' },
+      h(
+        'ul',
+        null,
+        PAGES.map((p) =>
+          h(
+            'li',
+            null,
+            h(
+              'a',
+              {
+                href: BASE + p.path,
+                'aria-current': p === current ? 'page' : undefined,
+                onClick: (e: MouseEvent) => {
+                  if (e.ctrlKey || e.metaKey || e.shiftKey) return;
+                  e.preventDefault();
+                  navigate(p.path);
+                },
+              },
+              p.label,
+            ),
+          ),
+        ),
+      ),
     ),
     h('main', { id: 'main' }, h(current.page, { key: current.path })),
   );

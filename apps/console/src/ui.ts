@@ -14,18 +14,22 @@ export function useId(prefix: string): string {
 type InputProps = JSX.IntrinsicElements['input'] & JSX.IntrinsicElements['textarea'] & JSX.IntrinsicElements['select'];
 
 /** A labelled input (or textarea, select) with its hint and its error, tied by aria attributes. */
-export function Field(props: {
-  label: string;
-  name: string;
-  error?: string | undefined;
-  hint?: ComponentChildren;
-  as?: 'input' | 'textarea' | 'select';
-  children?: ComponentChildren;
-} & InputProps) {
+export function Field(
+  props: {
+    label: string;
+    name: string;
+    error?: string | undefined;
+    hint?: ComponentChildren;
+    as?: 'input' | 'textarea' | 'select';
+    children?: ComponentChildren;
+  } & InputProps,
+) {
   const { label, name, error, hint, as = 'input', children, ...rest } = props;
   const id = useId(name);
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
-  return h('div', { class: `field${error ? ' invalid' : ''}` },
+  return h(
+    'div',
+    { class: `field${error ? ' invalid' : ''}` },
     h('label', { for: id }, label),
     h(as as string, { id, name, 'aria-invalid': error ? 'true' : undefined, 'aria-describedby': described, ...rest }, children),
     hint && h('div', { class: 'hint', id: `${id}-hint` }, hint),
@@ -45,11 +49,33 @@ export function Notice(props: { kind: 'error' | 'ok'; children?: ComponentChildr
 
 export function Table(props: { caption: string; head: string[]; rows: ComponentChildren[][]; empty: string }) {
   if (props.rows.length === 0) return h('p', { class: 'empty' }, props.empty);
-  return h('div', { class: 'table-wrap' },
-    h('table', null,
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      null,
       h('caption', { class: 'sr-only' }, props.caption),
-      h('thead', null, h('tr', null, props.head.map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', null, props.rows.map((cells) => h('tr', null, cells.map((c, i) => h('td', { 'data-label': props.head[i] }, c))))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          props.head.map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        props.rows.map((cells) =>
+          h(
+            'tr',
+            null,
+            cells.map((c, i) => h('td', { 'data-label': props.head[i] }, c)),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -58,7 +84,9 @@ export function Page(props: { title: string; actions?: ComponentChildren; childr
   useEffect(() => {
     document.title = `${props.title} · smsgw console`;
   }, [props.title]);
-  return h('section', { class: 'page', 'aria-labelledby': 'page-title' },
+  return h(
+    'section',
+    { class: 'page', 'aria-labelledby': 'page-title' },
     h('header', { class: 'page-head' }, h('h1', { id: 'page-title', tabIndex: -1 }, props.title), props.actions),
     props.children,
   );
@@ -125,11 +153,23 @@ export function Status(props: { status: string }) {
   return h('span', { class: `status s-${props.status}` }, props.status);
 }
 
-export function Pager(props: { total: number; limit: number; offset: number; onOffset: (offset: number) => void }) {
-  const { total, limit, offset } = props;
-  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+/** The fields of a page whose total is counted up to a cap (messages, received SMS): it pages on by has_more. */
+export interface CappedPage {
+  data: unknown[];
+  total: number;
+  total_exact: boolean;
+  has_more: boolean;
+}
+
+export function Pager(props: { total: number; limit: number; offset: number; onOffset: (offset: number) => void; capped?: CappedPage }) {
+  const { total, limit, offset, capped } = props;
+  const last = capped ? offset + capped.data.length : Math.min(total, offset + limit);
+  const older = capped ? capped.has_more : offset + limit < total;
+  return h(
+    'nav',
+    { class: 'pager', 'aria-label': 'Pages' },
     h(Button, { disabled: offset === 0, onClick: () => props.onOffset(Math.max(0, offset - limit)) }, 'Newer'),
-    h('span', null, total === 0 ? '0' : `${offset + 1}–${Math.min(total, offset + limit)} of ${total}`),
-    h(Button, { disabled: offset + limit >= total, onClick: () => props.onOffset(offset + limit) }, 'Older'),
+    h('span', null, last === 0 ? '0' : `${offset + 1}–${last} of ${total}${capped && !capped.total_exact ? '+' : ''}`),
+    h(Button, { disabled: !older, onClick: () => props.onOffset(offset + limit) }, 'Older'),
   );
 }

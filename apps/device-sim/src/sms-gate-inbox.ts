@@ -70,7 +70,9 @@ export class SmsGateInbox {
       },
     };
     const hooks = this.webhooks.filter((hook) => hook.event === 'system:ping');
-    await Promise.all(hooks.map((hook) => this.track(this.post({ id: nanoid(21), webhookId: hook.id, event: 'system:ping', deviceId, payload: { health } }, hook.url))));
+    await Promise.all(
+      hooks.map((hook) => this.track(this.post({ id: nanoid(21), webhookId: hook.id, event: 'system:ping', deviceId, payload: { health } }, hook.url))),
+    );
   }
 
   async close(): Promise<void> {

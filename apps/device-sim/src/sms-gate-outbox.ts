@@ -37,6 +37,8 @@ export interface OutboxOptions {
   retryMs: number;
   /** v1.67+: knows `Cancelling` items and `MessageCancelled`. */
   cancels: boolean;
+  /** Told how long each successful `PATCH /message` took (ms). */
+  onPatched?: (ms: number) => void;
 }
 
 /**
@@ -210,7 +212,9 @@ export class SmsGateOutbox {
     const message = this.held.get(id);
     if (!message) return;
     try {
+      const started = performance.now();
       await this.options.client.patchMessages([this.snapshot(message)]);
+      this.options.onPatched?.(performance.now() - started);
     } catch (error) {
       if (this.closed || attempt >= PATCH_RETRIES) {
         this.options.log.warn({ err: error, id, attempt }, 'state report dropped');
@@ -218,10 +222,13 @@ export class SmsGateOutbox {
       }
       this.options.log.warn({ err: error, id, attempt }, 'state report failed, will retry');
       // A worker waiting for its retry holds no thread.
-      const timer = setTimeout(() => {
-        this.retryTimers.delete(timer);
-        this.report(id, attempt + 1);
-      }, backoff(attempt, { firstDelayMs: this.options.retryMs, maxDelayMs: 5 * 3600_000 }));
+      const timer = setTimeout(
+        () => {
+          this.retryTimers.delete(timer);
+          this.report(id, attempt + 1);
+        },
+        backoff(attempt, { firstDelayMs: this.options.retryMs, maxDelayMs: 5 * 3600_000 }),
+      );
       this.retryTimers.add(timer);
     }
   }

@@ -15,7 +15,12 @@ import { DeviceSimConfigSchema, loadConfig } from '@smsgw/config';
 import type { MessageSnapshot, SmsGateMessage, SmsReceivedWebhook } from '@smsgw/client';
 import { startSmsGatePhone, type SmsGatePhone } from './sms-gate-phone.ts';
 
-interface Seen { method: string; path: string; headers: IncomingHttpHeaders; body: string }
+interface Seen {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
 let seen: Seen[];
 let offered: SmsGateMessage[];
 let snapshots: MessageSnapshot[];
@@ -46,7 +51,11 @@ const server = createServer((req, res) => {
     }
     if (path === '/inbound') {
       const timestamp = req.headers['x-timestamp'] as string;
-      const valid = req.headers['x-signature'] === createHmac('sha256', SIGNING_KEY).update(body + timestamp).digest('hex');
+      const valid =
+        req.headers['x-signature'] ===
+        createHmac('sha256', SIGNING_KEY)
+          .update(body + timestamp)
+          .digest('hex');
       if (!valid || refuseInbound-- > 0) return json(valid ? 503 : 401, { message: 'refused' });
       inbound.push(JSON.parse(body) as SmsReceivedWebhook);
       return res.writeHead(204).end();
@@ -91,9 +100,18 @@ afterEach(async () => {
 
 async function startPhone(pairing: string | undefined, env: Record<string, string> = {}): Promise<SmsGatePhone> {
   const config = loadConfig(DeviceSimConfigSchema, {
-    SIM_PROTOCOL: 'sms-gate', SIM_MOBILE_URL: `${origin}/mobile/v1`, SIM_STATE_DIR: join(dir, 'state'), SIM_LOG_FILE: join(dir, 'sent.jsonl'),
-    SIM_SEND_MS: '0', SIM_DELIVER_MS: '0', SIM_POLL_SECONDS: '3600', SIM_RETRY_MS: '20', SIM_RECONNECT_MS: '20', SIM_WEBHOOK_RETRY_MS: '10',
-    LOG_LEVEL: 'silent', ...env,
+    SIM_PROTOCOL: 'sms-gate',
+    SIM_MOBILE_URL: `${origin}/mobile/v1`,
+    SIM_STATE_DIR: join(dir, 'state'),
+    SIM_LOG_FILE: join(dir, 'sent.jsonl'),
+    SIM_SEND_MS: '0',
+    SIM_DELIVER_MS: '0',
+    SIM_POLL_SECONDS: '3600',
+    SIM_RETRY_MS: '20',
+    SIM_RECONNECT_MS: '20',
+    SIM_WEBHOOK_RETRY_MS: '10',
+    LOG_LEVEL: 'silent',
+    ...env,
   });
   const phone = await startSmsGatePhone(config, { index: 0, ...(pairing !== undefined && { pairing }) }, pino({ level: 'silent' }));
   phones.push(phone);
@@ -102,8 +120,15 @@ async function startPhone(pairing: string | undefined, env: Record<string, strin
 
 function item(id: string, validUntil = new Date(Date.now() + 3600_000)): SmsGateMessage {
   return {
-    id, textMessage: { text: `text of ${id}` }, message: `text of ${id}`, phoneNumbers: ['+15550001111'],
-    withDeliveryReport: true, isEncrypted: false, createdAt: new Date().toISOString(), state: 'Pending', validUntil: validUntil.toISOString(),
+    id,
+    textMessage: { text: `text of ${id}` },
+    message: `text of ${id}`,
+    phoneNumbers: ['+15550001111'],
+    withDeliveryReport: true,
+    isEncrypted: false,
+    createdAt: new Date().toISOString(),
+    state: 'Pending',
+    validUntil: validUntil.toISOString(),
   };
 }
 
@@ -140,7 +165,11 @@ describe('simulated SMS Gate phone', () => {
     }
     await vi.waitFor(() => expect(statesOf('m1')).toEqual(['Processed', 'Sent', 'Delivered', 'Delivered']));
     expect(phone.sent).toEqual(['m1', 'm2', 'm3']);
-    const logged = async () => (await readFile(join(dir, 'sent.jsonl'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: string; to: string });
+    const logged = async () =>
+      (await readFile(join(dir, 'sent.jsonl'), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { id: string; to: string });
     await vi.waitFor(async () => expect(await logged()).toMatchObject([{ id: 'm1', to: '+15550001111' }, { id: 'm2' }, { id: 'm3' }]));
     // The settings and webhooks came from the events sent at connect.
     await vi.waitFor(() => expect(phone.webhooks).toHaveLength(1));
@@ -166,7 +195,13 @@ describe('simulated SMS Gate phone', () => {
     await vi.waitFor(() => expect(again.connects).toBe(1));
     expect(again.deviceId).toBe('device-1');
     // All four go out at once; the stream waits for the PATCH to succeed.
-    expect(new Set(calls().filter((c) => c !== 'GET /events').slice(0, 4))).toEqual(new Set(['PATCH /device', 'GET /message', 'GET /settings', 'GET /webhooks']));
+    expect(
+      new Set(
+        calls()
+          .filter((c) => c !== 'GET /events')
+          .slice(0, 4),
+      ),
+    ).toEqual(new Set(['PATCH /device', 'GET /message', 'GET /settings', 'GET /webhooks']));
     expect(calls().indexOf('GET /events')).toBeGreaterThan(calls().indexOf('PATCH /device'));
     const patch = seen.find((s) => s.method === 'PATCH' && s.path === '/device')!;
     expect(patch.headers.authorization).toBe('Bearer token-0');
@@ -193,7 +228,7 @@ describe('simulated SMS Gate phone', () => {
   it('reconnects a lost stream and pulls again', async () => {
     const phone = await startPhone('12345678');
     await vi.waitFor(() => expect(phone.connects).toBe(1));
-    streams.splice(0).forEach((stream) => stream.end());
+    for (const stream of streams.splice(0)) stream.end();
     await vi.waitFor(() => expect(phone.connects).toBe(2));
     await vi.waitFor(() => expect(calls().filter((c) => c === 'GET /message')).toHaveLength(2));
   });
@@ -208,7 +243,9 @@ describe('simulated SMS Gate phone', () => {
     expect(seen.filter((s) => s.path === '/inbound')).toHaveLength(3);
     const [delivery] = inbound;
     expect(delivery).toMatchObject({
-      webhookId: 'hook-1', event: 'sms:received', deviceId: 'device-1',
+      webhookId: 'hook-1',
+      event: 'sms:received',
+      deviceId: 'device-1',
       payload: { message: 'hello phone', sender: '+15557654321', phoneNumber: '+15557654321', simNumber: 1 },
     });
     expect(delivery!.payload.messageId).toMatch(/^[0-9a-f]{1,8}$/);

@@ -1,8 +1,15 @@
+import { createWriteStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { DeviceSimConfig } from '@smsgw/config';
 import {
-  ApiError, SmsGateClient, type SimCard, type SmsGateRegistration, type SmsGateSettings, type SmsGateWebhook, type SmsReceivedWebhook,
+  ApiError,
+  SmsGateClient,
+  type SimCard,
+  type SmsGateRegistration,
+  type SmsGateSettings,
+  type SmsGateWebhook,
+  type SmsReceivedWebhook,
 } from '@smsgw/client';
 import type { DeviceSim } from './device-sim.ts';
 import { loadRegistration, phoneSlots, saveRegistration, type StoredRegistration } from './phone-state.ts';
@@ -44,13 +51,26 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
   const client = new SmsGateClient(config.SIM_MOBILE_URL ?? `${config.SMSGW_URL.replace(/\/+$/, '')}/mobile/v1`, { appVersion: version });
   const ownNumber = `+1555099${String(index).padStart(4, '0')}`;
   const simCards: { simCards?: SimCard[] } = atLeast(version, '1.65.0')
-    ? { simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: `*******${ownNumber.slice(-4)}`, carrierName: '****bile', iccid: `***************${ownNumber.slice(-4)}` }] }
+    ? {
+        simCards: [
+          { slotIndex: 0, simNumber: 1, phoneNumber: `*******${ownNumber.slice(-4)}`, carrierName: '****bile', iccid: `***************${ownNumber.slice(-4)}` },
+        ],
+      }
     : {};
   const sentLog = new SentLog(config.SIM_LOG_FILE);
+  const patchTimes = config.SIM_PATCH_TIMES_FILE ? createWriteStream(config.SIM_PATCH_TIMES_FILE, { flags: 'a' }) : undefined;
   const outbox = new SmsGateOutbox({
-    client, log, sentLog, sendMs: config.SIM_SEND_MS, deliverMs: config.SIM_DELIVER_MS, failureRate: config.SIM_FAILURE_RATE,
+    client,
+    log,
+    sentLog,
+    sendMs: config.SIM_SEND_MS,
+    deliverMs: config.SIM_DELIVER_MS,
+    failureRate: config.SIM_FAILURE_RATE,
     retryableFailureRate: config.SIM_RETRYABLE_FAILURE_RATE,
-    tzOffset: config.SIM_TZ_OFFSET, retryMs: config.SIM_RETRY_MS, cancels: atLeast(version, '1.67.0'),
+    tzOffset: config.SIM_TZ_OFFSET,
+    retryMs: config.SIM_RETRY_MS,
+    cancels: atLeast(version, '1.67.0'),
+    ...(patchTimes && { onPatched: (ms: number) => patchTimes.write(`${ms.toFixed(1)}\n`) }),
   });
   const inbox = new SmsGateInbox({ client, log, ownNumber, tzOffset: config.SIM_TZ_OFFSET, retryMs: config.SIM_WEBHOOK_RETRY_MS, signal, appVersion: version });
   let registration: StoredRegistration | undefined = await loadRegistration(config.SIM_STATE_DIR, index);
@@ -68,15 +88,18 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
 
   /** `PATCH /device` until it succeeds; a 401, and only a 401, makes the app register again, always as "Sign up". */
   async function patchDevice(stored: StoredRegistration): Promise<void> {
-    await retry(async () => {
-      try {
-        await client.patchDevice({ id: registration?.id ?? stored.id, ...simCards });
-      } catch (error) {
-        if (!(error instanceof ApiError && error.status === 401)) throw error;
-        log.warn('device token refused: registering again');
-        await register(pairing?.startsWith('smsgw_pt_') ? { pairingToken: pairing } : 'none');
-      }
-    }, { ...background, onError: warn('PATCH /device failed') });
+    await retry(
+      async () => {
+        try {
+          await client.patchDevice({ id: registration?.id ?? stored.id, ...simCards });
+        } catch (error) {
+          if (!(error instanceof ApiError && error.status === 401)) throw error;
+          log.warn('device token refused: registering again');
+          await register(pairing?.startsWith('smsgw_pt_') ? { pairingToken: pairing } : 'none');
+        }
+      },
+      { ...background, onError: warn('PATCH /device failed') },
+    );
   }
 
   let pulling: AbortController | undefined;
@@ -93,12 +116,15 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
   }
 
   function fetchSettings(): void {
-    retry(() => client.settings(), { ...background, onError: warn('GET /settings failed') }).then((value) => {
-      settings = value;
-      const key = value.webhooks?.signing_key;
-      if (typeof key === 'string' && key !== '') inbox.signingKey = key;
-      schedulePing(value.ping?.interval_seconds);
-    }, () => undefined);
+    retry(() => client.settings(), { ...background, onError: warn('GET /settings failed') }).then(
+      (value) => {
+        settings = value;
+        const key = value.webhooks?.signing_key;
+        if (typeof key === 'string' && key !== '') inbox.signingKey = key;
+        schedulePing(value.ping?.interval_seconds);
+      },
+      () => undefined,
+    );
   }
 
   // The app's ping service: every interval_seconds a pull and a `system:ping` webhook. The app starts it
@@ -110,27 +136,35 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
     if (wanted === pingSeconds) return;
     clearInterval(pinger);
     pingSeconds = wanted;
-    pinger = wanted === undefined ? undefined : setInterval(() => {
-      if (!registration) return;
-      pull();
-      void inbox.ping(registration.id);
-    }, wanted * 1000);
+    pinger =
+      wanted === undefined
+        ? undefined
+        : setInterval(() => {
+            if (!registration) return;
+            pull();
+            void inbox.ping(registration.id);
+          }, wanted * 1000);
   }
 
   function fetchWebhooks(): void {
-    retry(() => client.webhooks(), { ...background, onError: warn('GET /webhooks failed') }).then((value) => {
-      inbox.webhooks = value;
-    }, () => undefined);
+    retry(() => client.webhooks(), { ...background, onError: warn('GET /webhooks failed') }).then(
+      (value) => {
+        inbox.webhooks = value;
+      },
+      () => undefined,
+    );
   }
 
   function onEvent(name: string, data: unknown): void {
+    // At debug level, what bench/phones.ts times wake-ups by (pino's `time` of the line).
+    log.debug({ event: name }, 'event received');
     if (name === 'MessageEnqueued') pull();
     else if (name === 'SettingsUpdated') fetchSettings();
     else if (name === 'WebhooksUpdated') fetchWebhooks();
     else if (name === 'MessageCancelled' && atLeast(version, '1.67.0')) {
       const id = (data as { messageId?: unknown } | null)?.messageId;
       if (typeof id === 'string') outbox.cancel(id);
-    } else log.debug({ event: name }, 'unknown event dropped');
+    }
   }
 
   /** The app's SSE manager: reconnects after 5 s (attempts 1-5), 30 s (6-10), then 60 s; an open stream resets the count. */
@@ -179,9 +213,7 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
 
   const poller = setInterval(() => registration && pull(), config.SIM_POLL_SECONDS * 1000);
   const inbound =
-    config.SIM_INBOUND_EVERY_MS > 0
-      ? setInterval(() => registration && void inbox.smsArrived(registration.id), config.SIM_INBOUND_EVERY_MS)
-      : undefined;
+    config.SIM_INBOUND_EVERY_MS > 0 ? setInterval(() => registration && void inbox.smsArrived(registration.id), config.SIM_INBOUND_EVERY_MS) : undefined;
   log.info({ url: client.baseUrl, index, registered: registration !== undefined }, 'SMS Gate phone started');
 
   return {
@@ -213,6 +245,7 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
       await outbox.close();
       await inbox.close();
       await sentLog.close();
+      await new Promise<void>((resolve) => (patchTimes ? patchTimes.end(resolve) : resolve()));
     },
   };
 }
@@ -220,7 +253,13 @@ export async function startSmsGatePhone(config: DeviceSimConfig, slot: { index: 
 /** One phone per pairing, or per stored registration (phone-state.ts). */
 export async function startSmsGatePhones(config: DeviceSimConfig, log: Logger): Promise<SmsGatePhone[]> {
   const slots = await phoneSlots(config);
-  return Promise.all(slots.map((slot) => startSmsGatePhone(config, slot, log.child({ phone: slot.index }))));
+  const gap = config.SIM_START_SPREAD_MS / slots.length;
+  return Promise.all(
+    slots.map(async (slot, i) => {
+      if (gap > 0) await sleep(i * gap);
+      return startSmsGatePhone(config, slot, log.child({ phone: slot.index }));
+    }),
+  );
 }
 
 function atLeast(version: string, wanted: string): boolean {

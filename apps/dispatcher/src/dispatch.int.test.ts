@@ -155,7 +155,10 @@ describe('a named device', () => {
     for (const device of devices) {
       const reply = await claim(device.token);
       expect(reply.statusCode).toBe(200);
-      claimed.set(device.id, (reply.json().messages as { id: string }[]).map((m) => m.id));
+      claimed.set(
+        device.id,
+        (reply.json().messages as { id: string }[]).map((m) => m.id),
+      );
     }
     expect(claimed.get(named.id)).toEqual(expect.arrayContaining(namedIds));
     for (const other of [devices[0]!, devices[2]!]) expect(claimed.get(other.id)!.filter((id) => namedIds.includes(id))).toEqual([]);
@@ -188,10 +191,9 @@ describe('without an available device', () => {
     await startDispatcher();
 
     // The dispatcher has looked at both jobs and put them off for later.
-    await vi.waitFor(
-      async () => expect(await Promise.all(ids.map(async (id) => (await api.queue.getJob(id))?.getState()))).toEqual(['delayed', 'delayed']),
-      { timeout: 15_000 },
-    );
+    await vi.waitFor(async () => expect(await Promise.all(ids.map(async (id) => (await api.queue.getJob(id))?.getState()))).toEqual(['delayed', 'delayed']), {
+      timeout: 15_000,
+    });
     const waiting = await api.db.message.findMany({ where: { userId } });
     expect(waiting.map((m) => [m.state, m.deviceId, m.error, m.failedAt])).toEqual([
       ['pending', null, null, null],
@@ -233,13 +235,26 @@ describe('reports of several devices applied together', () => {
     const [a, b] = [devices[0]!, devices[1]!];
     const [ofA, ofB] = await sendSingles(apiKey, 2);
     const now = new Date();
-    await assignMessages(api.sql, { assignments: [{ id: ofA!, deviceId: a.id }, { id: ofB!, deviceId: b.id }], now });
+    await assignMessages(api.sql, {
+      assignments: [
+        { id: ofA!, deviceId: a.id },
+        { id: ofB!, deviceId: b.id },
+      ],
+      now,
+    });
     for (const device of [a, b]) await offerMessages(api.sql, { deviceId: device.id, limit: 10, order: 'oldest', now });
     const at = now.toISOString();
 
     const result = await applyDeviceReports(api.sql, [
       // Device a reports b's message failed: it is not a's, so it moves nothing.
-      { deviceId: a.id, receivedAt: at, reports: [{ id: ofA!, status: 'delivered' }, { id: ofB!, status: 'failed', error: 'not mine' }] },
+      {
+        deviceId: a.id,
+        receivedAt: at,
+        reports: [
+          { id: ofA!, status: 'delivered' },
+          { id: ofB!, status: 'failed', error: 'not mine' },
+        ],
+      },
       { deviceId: b.id, receivedAt: at, reports: [{ id: ofB!, status: 'sent' }] },
     ]);
 

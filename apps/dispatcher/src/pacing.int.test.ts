@@ -41,11 +41,15 @@ async function sendEach(apiKey: string, count: number, deviceId?: string): Promi
 
 async function states(ids: string[]) {
   const rows = await harness.api.db.message.findMany({ where: { id: { in: ids } }, select: { id: true, state: true, deviceId: true } });
-  return { rows, by: (deviceId: string) => rows.filter((r) => r.deviceId === deviceId).length, pending: rows.filter((r) => r.state === 'pending').map((r) => r.id) };
+  return {
+    rows,
+    by: (deviceId: string) => rows.filter((r) => r.deviceId === deviceId).length,
+    pending: rows.filter((r) => r.state === 'pending').map((r) => r.id),
+  };
 }
 
 describe('pacing', () => {
-  it('hands a device limited to 6 a minute at most 6, and gives round-robin\'s excess to the other device', async () => {
+  it("hands a device limited to 6 a minute at most 6, and gives round-robin's excess to the other device", async () => {
     const { apiKey, deviceIds } = await userWithDevices([{ perMinute: 6 }, null]);
     await twoDispatchers();
     const ids = await sendEach(apiKey, 30);
@@ -56,14 +60,17 @@ describe('pacing', () => {
     expect(rows.every((r) => r.state === 'assigned')).toBe(true);
   });
 
-  it('keeps a named device\'s excess waiting (delayed, still queued), never failed, across two dispatchers', async () => {
+  it("keeps a named device's excess waiting (delayed, still queued), never failed, across two dispatchers", async () => {
     const { apiKey, deviceIds } = await userWithDevices([{ perMinute: 6 }]);
     await twoDispatchers();
     const ids = await sendEach(apiKey, 12, deviceIds[0]);
-    await vi.waitFor(async () => {
-      const jobStates = await Promise.all(ids.map((id) => harness.api.queue.getJobState(id)));
-      expect(jobStates.filter((s) => s === 'delayed')).toHaveLength(6);
-    }, { timeout: 15_000 });
+    await vi.waitFor(
+      async () => {
+        const jobStates = await Promise.all(ids.map((id) => harness.api.queue.getJobState(id)));
+        expect(jobStates.filter((s) => s === 'delayed')).toHaveLength(6);
+      },
+      { timeout: 15_000 },
+    );
     const { by, pending, rows } = await states(ids);
     expect(by(deviceIds[0]!)).toBe(6);
     expect(pending).toHaveLength(6);
@@ -81,10 +88,13 @@ describe('pacing', () => {
     const { apiKey, deviceIds } = await userWithDevices([{ perHour: 2 }, { perMinute: 1 }]);
     await twoDispatchers();
     const ids = await sendEach(apiKey, 5);
-    await vi.waitFor(async () => {
-      const jobStates = await Promise.all(ids.map((id) => harness.api.queue.getJobState(id)));
-      expect(jobStates.filter((s) => s === 'delayed')).toHaveLength(2);
-    }, { timeout: 15_000 });
+    await vi.waitFor(
+      async () => {
+        const jobStates = await Promise.all(ids.map((id) => harness.api.queue.getJobState(id)));
+        expect(jobStates.filter((s) => s === 'delayed')).toHaveLength(2);
+      },
+      { timeout: 15_000 },
+    );
     const { by, pending } = await states(ids);
     expect([by(deviceIds[0]!), by(deviceIds[1]!)]).toEqual([2, 1]);
     expect(pending).toHaveLength(2);
@@ -97,7 +107,9 @@ describe('SMS Gate priority', () => {
     await twoDispatchers();
     const sendGate = async (priority: number) => {
       const res = await harness.api.app.inject({
-        method: 'POST', url: '/3rdparty/v1/messages', headers: { authorization: `Bearer ${apiKey}` },
+        method: 'POST',
+        url: '/3rdparty/v1/messages',
+        headers: { authorization: `Bearer ${apiKey}` },
         payload: { message: `priority ${priority}`, phoneNumbers: [phone(), phone(), phone(), phone(), phone()], deviceId: deviceIds[0], priority },
       });
       expect(res.statusCode).toBe(202);

@@ -42,11 +42,22 @@ async function deviceGone(user: TestUser): Promise<void> {
 function sweepNow(maxQueueSeconds: number) {
   const { api } = harness;
   const config = loadConfig(DispatcherConfigSchema, {
-    DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, LOG_LEVEL: 'silent',
+    DATABASE_URL: api.config.DATABASE_URL,
+    REDIS_URL: api.config.REDIS_URL,
+    QUEUE_PREFIX: api.config.QUEUE_PREFIX,
+    LOG_LEVEL: 'silent',
     MAX_QUEUE_SECONDS: String(maxQueueSeconds),
   });
   const slots = new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000);
-  return sweep({ sql: api.sql, redis: api.app.redis, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots, config, log: pino({ level: 'silent' }) });
+  return sweep({
+    sql: api.sql,
+    redis: api.app.redis,
+    dispatchQueue: api.queue,
+    webhooksQueue: api.app.webhooksQueue,
+    slots,
+    config,
+    log: pino({ level: 'silent' }),
+  });
 }
 
 describe('MAX_QUEUE_SECONDS', () => {
@@ -73,18 +84,23 @@ describe('MAX_QUEUE_SECONDS', () => {
     await harness.api.queue.remove(direct);
     await age(direct, 60);
 
-    expect(await assignMessages(harness.api.sql, { assignments: [{ id: direct, deviceId: user.deviceId! }], now: new Date(), maxQueueSeconds: 30 })).toEqual([]);
+    expect(await assignMessages(harness.api.sql, { assignments: [{ id: direct, deviceId: user.deviceId! }], now: new Date(), maxQueueSeconds: 30 })).toEqual(
+      [],
+    );
     // Assigned before the deadline, never offered: the first offer after it hands nothing.
     expect(await assignMessages(harness.api.sql, { assignments: [{ id: direct, deviceId: user.deviceId! }], now: new Date() })).toHaveLength(1);
     expect(await offerMessages(harness.api.sql, { deviceId: user.deviceId!, limit: 10, order: 'oldest', now: new Date(), maxQueueSeconds: 30 })).toEqual([]);
 
     await harness.start({ MAX_QUEUE_SECONDS: '30' });
     await enqueueDispatch(harness.api.queue, [viaJob]);
-    await vi.waitFor(async () => expect(await message(viaJob)).toMatchObject({ state: 'failed', error: EXPIRED_BEFORE_SENT }), { timeout: 15_000, interval: 200 });
+    await vi.waitFor(async () => expect(await message(viaJob)).toMatchObject({ state: 'failed', error: EXPIRED_BEFORE_SENT }), {
+      timeout: 15_000,
+      interval: 200,
+    });
     expect((await message(viaJob)).deviceId).toBeNull();
   });
 
-  it('counts from send_at for a scheduled message, and a message\'s own valid_until or ttl_seconds replaces it', async () => {
+  it("counts from send_at for a scheduled message, and a message's own valid_until or ttl_seconds replaces it", async () => {
     const user = await createTestUser(harness.api.db);
     const plain = await sendOne(user);
     const withTtl = await sendOne(user, { ttl_seconds: 3600 });

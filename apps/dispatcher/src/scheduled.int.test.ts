@@ -68,7 +68,8 @@ describe('a message past its valid_until', () => {
     await enqueueDispatch(harness.api.queue, [id]);
     await harness.start();
     await vi.waitFor(async () => expect(await message(id)).toMatchObject({ state: 'failed', error: 'expired before it could be sent', deviceId: null }), {
-      timeout: 10_000, interval: 50,
+      timeout: 10_000,
+      interval: 50,
     });
   });
 });

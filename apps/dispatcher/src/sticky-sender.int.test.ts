@@ -69,7 +69,9 @@ describe('sticky sender', () => {
     const from = phone();
     const receiver = user.devices[1]!;
     const res = await harness.api.app.inject({
-      method: 'POST', url: '/api/v1/device/inbound', headers: { authorization: `Bearer ${receiver.token}` },
+      method: 'POST',
+      url: '/api/v1/device/inbound',
+      headers: { authorization: `Bearer ${receiver.token}` },
       payload: { messages: [{ id: randomUUID(), from, message: 'hi there', received_at: new Date().toISOString(), sim_number: 2 }] },
     });
     expect(res.statusCode).toBe(202);

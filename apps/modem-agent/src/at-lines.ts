@@ -5,10 +5,7 @@
  */
 export type Final = { kind: 'ok' } | { kind: 'error' } | { kind: 'cme' | 'cms'; code: number; text: string };
 
-export type Unsolicited =
-  | { kind: 'cmti'; memory: string; index: number }
-  | { kind: 'cdsi'; memory: string; index: number }
-  | { kind: 'cds'; pdu: string };
+export type Unsolicited = { kind: 'cmti'; memory: string; index: number } | { kind: 'cdsi'; memory: string; index: number } | { kind: 'cds'; pdu: string };
 
 export type Piece =
   | { type: 'final'; final: Final; line: string }

@@ -72,7 +72,9 @@ export class Inbox {
   }
 
   private serialised(run: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(run).catch((error: unknown) => this.log.warn({ reason: (error as Error).message }, 'reading messages stopped; trying again later'));
+    const next = this.chain
+      .then(run)
+      .catch((error: unknown) => this.log.warn({ reason: (error as Error).message }, 'reading messages stopped; trying again later'));
     this.chain = next;
     return next;
   }
@@ -110,7 +112,10 @@ export class Inbox {
     const first = slots[0]!.part;
     const message = slots.map((slot) => slot.part.text).join('');
     const receivedAt = first.receivedAt.toISOString();
-    const id = `modem-${createHash('sha256').update(`${first.from}\n${receivedAt}\n${first.concat?.reference ?? ''}\n${message}`).digest('hex').slice(0, 32)}`;
+    const id = `modem-${createHash('sha256')
+      .update(`${first.from}\n${receivedAt}\n${first.concat?.reference ?? ''}\n${message}`)
+      .digest('hex')
+      .slice(0, 32)}`;
     const waiting = this.waiting.get(id);
     const indexes = slots.flatMap((slot) => [slot.index, ...(slot.duplicates ?? [])]);
     if (waiting) waiting.indexes.push(...indexes.filter((i) => !waiting.indexes.includes(i)));

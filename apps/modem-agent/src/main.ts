@@ -24,7 +24,10 @@ const flags: Record<string, string | undefined> = {
   MODEM_STATE_FILE: values['state-file'],
 };
 const config = loadConfigOrExit(ModemAgentConfigSchema, { ...process.env, ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) });
-const log = pino({ level: config.LOG_LEVEL, base: { service: 'modem-agent', pid: process.pid, port: config.MODEM_PORT }, redact: ['token'] }, logStream(config.LOG_FORMAT));
+const log = pino(
+  { level: config.LOG_LEVEL, base: { service: 'modem-agent', pid: process.pid, port: config.MODEM_PORT }, redact: ['token'] },
+  logStream(config.LOG_FORMAT),
+);
 const agent = startModemAgent(config, log);
 
 let closing = false;

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { HeartbeatHealth } from '@smsgw/client';
-import { cregToNetwork, csqToDbm } from '@smsgw/core';
 import { AtChannel, AtError, AtTimeoutError } from './at-channel.ts';
 import { parseListing, parseRead, type StoredPdu, type Unsolicited } from './at-lines.ts';
+import { cregToNetwork, csqToDbm } from './network-readings.ts';
 import type { SubmitPart } from './pdu-codec.ts';
 
 export interface ModemOptions {
@@ -84,10 +84,13 @@ export class Modem {
   async networkHealth(): Promise<Pick<HeartbeatHealth, 'signal_dbm' | 'network'>> {
     const value = (lines: string[], name: string) => lines.map((line) => new RegExp(`^\\+${name}:\\s*(.+)$`).exec(line)?.[1]?.trim()).find(Boolean);
     // +CME ERROR: 10 is "SIM not inserted": the answer of a modem without a SIM.
-    const sim = await this.command('AT+CPIN?').then((lines) => value(lines, 'CPIN'), (error: unknown) => {
-      if (error instanceof AtError) return undefined;
-      throw error;
-    });
+    const sim = await this.command('AT+CPIN?').then(
+      (lines) => value(lines, 'CPIN'),
+      (error: unknown) => {
+        if (error instanceof AtError) return undefined;
+        throw error;
+      },
+    );
     const rssi = Number(value(await this.command('AT+CSQ'), 'CSQ')?.split(',')[0]);
     if (sim !== 'READY') return { signal_dbm: csqToDbm(rssi), network: 'no_sim' };
     const stat = Number(value(await this.command('AT+CREG?'), 'CREG')?.split(',')[1]);
@@ -118,7 +121,10 @@ export class Modem {
         pause = 250;
         this.channel = channel;
         this.options.onReady();
-        const reason = await Promise.race([channel.closed, new Promise<Error>((resolve) => signal.addEventListener('abort', () => resolve(new Error('stopping')), { once: true }))]);
+        const reason = await Promise.race([
+          channel.closed,
+          new Promise<Error>((resolve) => signal.addEventListener('abort', () => resolve(new Error('stopping')), { once: true })),
+        ]);
         if (!signal.aborted) log.warn({ reason: reason.message }, 'modem lost; opening it again');
       } catch (error) {
         if (!signal.aborted) log.warn({ port: this.options.port, reason: (error as Error).message }, 'modem not ready');

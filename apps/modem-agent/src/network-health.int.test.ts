@@ -45,9 +45,12 @@ describe('modem agent: network health', () => {
 
     h.modem.registration = 1;
     h.modem.noSim = true;
-    await vi.waitFor(async () => expect(await health(h!)).toMatchObject({ status: 'degraded', reasons: ['no_service'], signal: { dbm: -103, network: 'no_sim' } }), {
-      timeout: 10_000,
-    });
+    await vi.waitFor(
+      async () => expect(await health(h!)).toMatchObject({ status: 'degraded', reasons: ['no_service'], signal: { dbm: -103, network: 'no_sim' } }),
+      {
+        timeout: 10_000,
+      },
+    );
   });
 
   it('reports an unknown signal (RSSI 99) as null', async () => {

@@ -36,7 +36,8 @@ export class Outbox {
     });
     // After a restart: what was interrupted mid-submission fails (never sent twice); the rest is reported again.
     for (const entry of state.all()) {
-      if (entry.phase === 'submitting') this.finish(entry, 'failed', 'The modem agent stopped while submitting this message; it may or may not have been sent and is not sent again.');
+      if (entry.phase === 'submitting')
+        this.finish(entry, 'failed', 'The modem agent stopped while submitting this message; it may or may not have been sent and is not sent again.');
       else if (entry.phase === 'sent') {
         this.queueReport(entry.id, 'sent');
         this.settleReported(entry);

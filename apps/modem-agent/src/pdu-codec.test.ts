@@ -24,7 +24,7 @@ describe('buildSubmitParts', () => {
   });
 
   it('splits a long GSM-7 text in 153-septet parts with an 8-bit reference', () => {
-    const text = 'x'.repeat(150) + '[]' + 'y'.repeat(100);
+    const text = `${'x'.repeat(150)}[]${'y'.repeat(100)}`;
     const parts = buildSubmitParts('+15550001111', text, 300);
     const decoded = parts.map((p) => decodeSubmit(p.pdu));
     expect(decoded.map((d) => d.text).join('')).toBe(text);

@@ -25,7 +25,9 @@ export function buildSubmitParts(to: string, text: string, reference: number): S
     type: new utils.SubmitType({ statusReportRequest: 1, userDataHeader: concatenated ? 1 : 0 }),
   });
   return parts.map((part, i) => {
-    const header = concatenated ? new utils.Header([{ type: utils.Header.IE_CONCAT_8BIT_REF, dataHex: hex(reference & 0xff) + hex(parts.length) + hex(i + 1) }]) : undefined;
+    const header = concatenated
+      ? new utils.Header([{ type: utils.Header.IE_CONCAT_8BIT_REF, dataHex: hex(reference & 0xff) + hex(parts.length) + hex(i + 1) }])
+      : undefined;
     // UDH of 6 octets: the septets start after one fill bit, and the length counts 7 septets for it.
     const headerOctets = header ? 1 + header.getSize() : 0;
     let size: number;
@@ -73,7 +75,12 @@ export function decodePdu(pdu: string): DecodedPdu | Error {
     const receivedAt = new Date(parsed.serviceCenterTimeStamp.getIsoString());
     return {
       kind: 'deliver',
-      part: { from: address(parsed), text: parsed.data.getText(), receivedAt: Number.isNaN(receivedAt.getTime()) ? new Date() : receivedAt, ...(concat && { concat }) },
+      part: {
+        from: address(parsed),
+        text: parsed.data.getText(),
+        receivedAt: Number.isNaN(receivedAt.getTime()) ? new Date() : receivedAt,
+        ...(concat && { concat }),
+      },
     };
   } catch (error) {
     return new Error(`malformed PDU: ${(error as Error).message}`);

@@ -61,11 +61,17 @@ describe('modem agent: late status reports', () => {
     await relay.cut();
     h.modem.statusReport(h.modem.submitted[0]!.mr, 0);
     h.modem.statusReport(h.modem.submitted[1]!.mr, 0);
-    const failures = () => h!.logs.filter((l) => l.msg === 'reports not accepted; trying again later') as unknown as { time: number; count: number; retryInMs: number }[];
+    const failures = () =>
+      h!.logs.filter((l) => l.msg === 'reports not accepted; trying again later') as unknown as { time: number; count: number; retryInMs: number }[];
     await vi.waitFor(() => expect(failures().length).toBeGreaterThanOrEqual(4), { timeout: 5_000 });
     // Both reports in each attempt, pauses of 250, 500, 1000 then 1000 ms (MODEM_RETRY_MAX_MS).
     const attempts = failures().slice(0, 4);
-    expect(attempts.map((f) => [f.count, f.retryInMs])).toEqual([[2, 250], [2, 500], [2, 1000], [2, 1000]]);
+    expect(attempts.map((f) => [f.count, f.retryInMs])).toEqual([
+      [2, 250],
+      [2, 500],
+      [2, 1000],
+      [2, 1000],
+    ]);
     const gaps = attempts.slice(1).map((f, i) => f.time - attempts[i]!.time);
     expect(gaps.map((gap, i) => gap >= [250, 500, 1000][i]! - 20)).toEqual([true, true, true]);
     expect(await Promise.all(ids.map((id) => stateOf(h!, id)))).toEqual(['sent', 'sent']);
@@ -74,7 +80,10 @@ describe('modem agent: late status reports', () => {
 
     await relay.open();
     const back = Date.now();
-    await vi.waitFor(async () => expect(await Promise.all(ids.map((id) => stateOf(h!, id)))).toEqual(['delivered', 'delivered']), { timeout: 3_000, interval: 20 });
+    await vi.waitFor(async () => expect(await Promise.all(ids.map((id) => stateOf(h!, id)))).toEqual(['delivered', 'delivered']), {
+      timeout: 3_000,
+      interval: 20,
+    });
     expect(Date.now() - back).toBeLessThan(1_500);
     await vi.waitFor(async () => expect(JSON.parse(await readFile(h!.stateFile, 'utf8')).submissions).toEqual([]));
   });

@@ -30,7 +30,9 @@ const INIT = ['AT', 'ATE0', 'AT+CMEE=1', 'AT+CPIN?', 'AT+CMGF=0', 'AT+CSMS=0', '
 async function ready(harness: Harness): Promise<void> {
   await vi.waitFor(() => expect(harness.logs.some((l) => l.msg === 'modem ready')).toBe(true), { timeout: 10_000 });
   // The event stream is open: the device is available to the dispatcher.
-  await vi.waitFor(async () => expect((await harness.api.db.device.findUniqueOrThrow({ where: { id: harness.user.deviceId! } })).streamSeenAt).not.toBeNull(), { timeout: 10_000 });
+  await vi.waitFor(async () => expect((await harness.api.db.device.findUniqueOrThrow({ where: { id: harness.user.deviceId! } })).streamSeenAt).not.toBeNull(), {
+    timeout: 10_000,
+  });
 }
 
 async function sendOne(harness: Harness, body: string, to = uniquePhone()): Promise<string> {
@@ -154,7 +156,8 @@ describe('modem agent: sending', () => {
     h = await startHarness(world);
     h.startAgent();
     await ready(h);
-    const sendFor = (sim: number) => call(h!.api.app, h!.user.apiKey, 'POST', '/api/sms/send', { recipients: [uniquePhone()], body: `sim ${sim}`, sim_number: sim });
+    const sendFor = (sim: number) =>
+      call(h!.api.app, h!.user.apiKey, 'POST', '/api/sms/send', { recipients: [uniquePhone()], body: `sim ${sim}`, sim_number: sim });
     const [second, first] = await Promise.all([sendFor(2), sendFor(1)]);
     const wrongSim = second.json().message_ids[0];
     expect((await waitForState(h, wrongSim, 'failed')).error).toBe('Not sent: the message asks for SIM 2, and a modem has only SIM 1.');
@@ -200,7 +203,9 @@ describe('modem agent: sending', () => {
     h.startAgent();
     await ready(h);
     h.modem.silent = true;
-    await vi.waitFor(() => expect(h!.logs.some((l) => l.msg === 'modem lost; opening it again' && /no answer to AT/.test(String(l.reason)))).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(h!.logs.some((l) => l.msg === 'modem lost; opening it again' && /no answer to AT/.test(String(l.reason)))).toBe(true), {
+      timeout: 10_000,
+    });
     h.modem.silent = false;
     await vi.waitFor(() => expect(h!.logs.filter((l) => l.msg === 'modem ready')).toHaveLength(2), { timeout: 10_000 });
     const id = await sendOne(h, 'after the hang');
@@ -238,7 +243,9 @@ describe('modem agent: smsgw unreachable while sending', () => {
     const delivered = () => h!.logs.findIndex((l) => l.msg === 'message delivered' && l.id === id);
     await vi.waitFor(() => expect(delivered()).toBeGreaterThanOrEqual(0), { timeout: 5_000 });
     // The agent tried to report and could not; smsgw still has the message as the agent left it.
-    await vi.waitFor(() => expect(h!.logs.slice(delivered()).some((l) => l.msg === 'reports not accepted; trying again later')).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(h!.logs.slice(delivered()).some((l) => l.msg === 'reports not accepted; trying again later')).toBe(true), {
+      timeout: 10_000,
+    });
     expect((await message(h, id)).state).toBe('sending');
 
     await relay.open();

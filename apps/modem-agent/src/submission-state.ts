@@ -62,7 +62,8 @@ export class SubmissionState {
   }
 
   hold(messages: { id: string; to: string; message: string; valid_until: string }[]): void {
-    for (const m of messages) this.entries.set(m.id, { id: m.id, to: m.to, message: m.message, validUntil: m.valid_until, phase: 'held', refs: [], deliveredRefs: [], at: now() });
+    for (const m of messages)
+      this.entries.set(m.id, { id: m.id, to: m.to, message: m.message, validUntil: m.valid_until, phase: 'held', refs: [], deliveredRefs: [], at: now() });
     this.save();
   }
 
@@ -98,7 +99,11 @@ export class SubmissionState {
 
   /** Drops `sent` entries whose status reports never came. */
   prune(nowMs = Date.now()): void {
-    this.remove(this.all().filter((e) => e.phase === 'sent' && nowMs - Date.parse(e.at) > KEEP_SENT_MS).map((e) => e.id));
+    this.remove(
+      this.all()
+        .filter((e) => e.phase === 'sent' && nowMs - Date.parse(e.at) > KEEP_SENT_MS)
+        .map((e) => e.id),
+    );
   }
 
   private save(): void {

@@ -154,7 +154,13 @@ describe('events', () => {
 describe('postWebhook', () => {
   it('posts with no bearer token, the app User-Agent and a signature the receiver can verify', async () => {
     const client = new SmsGateClient(`${origin}/mobile/v1`, { token: 'device-token', appVersion: '1.68.0' });
-    const body = { id: 'w1', webhookId: 'h1', event: 'sms:received', deviceId: 'dev-1', payload: { messageId: 'a1b2', message: 'hi', recipient: undefined, simNumber: null } };
+    const body = {
+      id: 'w1',
+      webhookId: 'h1',
+      event: 'sms:received',
+      deviceId: 'dev-1',
+      payload: { messageId: 'a1b2', message: 'hi', recipient: undefined, simNumber: null },
+    };
     const before = Math.floor(Date.now() / 1000);
     await client.postWebhook(`${origin}/mobile/v1/inbound/dev-1/secret`, 'signing-key', body);
     const request = seen[0]!;
@@ -165,7 +171,11 @@ describe('postWebhook', () => {
     const timestamp = request.headers['x-timestamp'] as string;
     expect(Number(timestamp)).toBeGreaterThanOrEqual(before);
     expect(Number(timestamp)).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
-    expect(request.headers['x-signature']).toBe(createHmac('sha256', 'signing-key').update(request.body + timestamp).digest('hex'));
+    expect(request.headers['x-signature']).toBe(
+      createHmac('sha256', 'signing-key')
+        .update(request.body + timestamp)
+        .digest('hex'),
+    );
   });
 
   it('throws ApiError on a refusal, so the caller retries', async () => {

@@ -114,7 +114,9 @@ export function appDate(date: Date, offset: string): string {
 
 /** `hex(HMAC-SHA256(key = signingKey, message = rawBody + timestamp))`, as the app signs a webhook post. */
 export function webhookSignature(signingKey: string, rawBody: string, timestamp: string): string {
-  return createHmac('sha256', signingKey).update(rawBody + timestamp).digest('hex');
+  return createHmac('sha256', signingKey)
+    .update(rawBody + timestamp)
+    .digest('hex');
 }
 
 export class SmsGateClient {
@@ -169,11 +171,7 @@ export class SmsGateClient {
    * with no `data:` is dropped, as OkHttp drops it). Resolves when the stream ends or `signal`
    * aborts; rejects when it cannot open.
    */
-  async events(
-    onEvent: (name: string, data: unknown) => void,
-    signal: AbortSignal,
-    options: { onOpen?: () => void } = {},
-  ): Promise<void> {
+  async events(onEvent: (name: string, data: unknown) => void, signal: AbortSignal, options: { onOpen?: () => void } = {}): Promise<void> {
     const res = await fetch(`${this.baseUrl}/events`, {
       headers: { ...this.bearer(), accept: 'text/event-stream', 'user-agent': OKHTTP_USER_AGENT },
       signal,

@@ -1,4 +1,4 @@
-import type { MessageRecord } from '@smsgw/core';
+import type { DeviceProtocol, MessageRecord } from '@smsgw/core';
 import { request } from './http.ts';
 
 export interface SendResult {
@@ -20,6 +20,12 @@ export interface SendBody {
   sim_number?: number;
 }
 
+export interface DevicePage {
+  data: DeviceRecord[];
+  /** Present when more devices follow: pass as `cursor` for the next page. */
+  next_cursor?: string;
+}
+
 export interface BatchCancelled {
   batch_id: string;
   cancelled: number;
@@ -30,7 +36,7 @@ export interface BatchCancelled {
 
 export interface MessagePage {
   data: MessageRecord[];
-  /** Exact while total_exact; else the cap (10,000): more match. */
+  /** Exact while total_exact; else the cap (1,000): more match. */
   total: number;
   total_exact: boolean;
   has_more: boolean;
@@ -54,7 +60,7 @@ export interface DeviceRecord {
   id: string;
   name: string;
   enabled: boolean;
-  protocol: 'native' | 'sms_gate';
+  protocol: DeviceProtocol;
   available: boolean;
   connection: 'stream' | 'requests' | null;
   last_seen_at: string | null;
@@ -111,7 +117,20 @@ export class SmsgwClient {
     return request(this.baseUrl, this.auth, `/api/v1/sms/batch/${encodeURIComponent(batchId)}/cancel`, { method: 'POST' });
   }
 
-  listDevices(): Promise<{ data: DeviceRecord[] }> {
-    return request(this.baseUrl, this.auth, '/api/v1/devices');
+  /** One page of devices, oldest first (100 unless `limit` says otherwise); `next_cursor` when more follow. */
+  listDevicesPage(page: { limit?: number; cursor?: string } = {}): Promise<DevicePage> {
+    return request(this.baseUrl, this.auth, '/api/v1/devices', { query: { ...page } });
+  }
+
+  /** Every device, oldest first: the pages of listDevicesPage, cursor after cursor. */
+  async listDevices(): Promise<{ data: DeviceRecord[] }> {
+    const data: DeviceRecord[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.listDevicesPage({ limit: 500, cursor });
+      data.push(...page.data);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return { data };
   }
 }

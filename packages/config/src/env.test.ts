@@ -81,7 +81,9 @@ describe('loadConfig', () => {
     const error = configError(() => loadConfig(ApiConfigSchema, { PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://db' }));
     expect(error.problems.map((line) => /^(?:Invalid )?([A-Z_]+)/.exec(line)![1]).sort()).toEqual(['DATABASE_URL', 'JWT_SECRET', 'LOG_LEVEL', 'PORT']);
     expect(error.message.split('\n')).toEqual(error.problems);
-    expect(error.problems).toContain('Invalid LOG_LEVEL: set it to one of fatal, error, warn, info, debug, trace, silent, or unset it for the default (info). pino log level: fatal, error, warn, info, debug, trace or silent.');
+    expect(error.problems).toContain(
+      'Invalid LOG_LEVEL: set it to one of fatal, error, warn, info, debug, trace, silent, or unset it for the default (info). pino log level: fatal, error, warn, info, debug, trace or silent.',
+    );
   });
 
   it.each([

@@ -26,6 +26,7 @@ describe('logStream', () => {
       const out = collector();
       const stream = logStream(isTty ? 'auto' : 'pretty', { isTty, destination: out.destination });
       stream!.write(`${JSON.stringify(LINE)}\n`);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour codes, which begin with ESC.
       const text = out.text().replace(/\x1b\[[0-9;]*m/g, '');
       expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: slow down {.*}\n$/);
       expect(text).toContain('{"service":"api"}');

@@ -34,7 +34,7 @@ export class Batcher<In, Out> {
       try {
         const results = await this.handle(batch.map((entry) => entry.item));
         if (results.length !== batch.length) throw new Error(`batch handler returned ${results.length} results for ${batch.length} items`);
-        batch.forEach((entry, i) => entry.resolve(results[i] as Out));
+        for (const [i, entry] of batch.entries()) entry.resolve(results[i] as Out);
       } catch (error) {
         for (const entry of batch) entry.reject(error);
       }

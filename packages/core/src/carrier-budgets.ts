@@ -42,8 +42,9 @@ export function hasBudget(budgets: Budgets): boolean {
  */
 export function deviceSimNumbers(simCards: unknown): number[] {
   const numbers = Array.isArray(simCards)
-    ? simCards.map((card) => (card && typeof card === 'object' ? (card as { simNumber?: unknown }).simNumber : undefined))
-      .filter((n): n is number => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 3)
+    ? simCards
+        .map((card) => (card && typeof card === 'object' ? (card as { simNumber?: unknown }).simNumber : undefined))
+        .filter((n): n is number => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 3)
     : [];
   return numbers.length > 0 ? [...new Set(numbers)].sort((a, b) => a - b) : [1];
 }
@@ -51,14 +52,16 @@ export function deviceSimNumbers(simCards: unknown): number[] {
 /** The stored per-SIM list (jsonb `devices.sim_budgets`), read defensively: only whole, positive entries. */
 export function readSimBudgets(stored: unknown): SimBudgets[] {
   if (!Array.isArray(stored)) return [];
-  return stored.flatMap((entry) => {
-    if (!entry || typeof entry !== 'object') return [];
-    const e = entry as Record<string, unknown>;
-    if (!Number.isInteger(e.sim_number)) return [];
-    const budgets = { ...NO_BUDGETS, simNumber: e.sim_number as number };
-    for (const [field, key] of BUDGET_FIELDS) if (Number.isInteger(e[field])) budgets[key] = e[field] as number;
-    return hasBudget(budgets) ? [budgets] : [];
-  }).sort((a, b) => a.simNumber - b.simNumber);
+  return stored
+    .flatMap((entry) => {
+      if (!entry || typeof entry !== 'object') return [];
+      const e = entry as Record<string, unknown>;
+      if (!Number.isInteger(e.sim_number)) return [];
+      const budgets = { ...NO_BUDGETS, simNumber: e.sim_number as number };
+      for (const [field, key] of BUDGET_FIELDS) if (Number.isInteger(e[field])) budgets[key] = e[field] as number;
+      return hasBudget(budgets) ? [budgets] : [];
+    })
+    .sort((a, b) => a.simNumber - b.simNumber);
 }
 
 /** A per-SIM change of a PATCH: a number sets a budget, null removes it, a field left out stays. */
@@ -83,7 +86,10 @@ export function mergeSimBudgets(current: SimBudgets[], patch: SimBudgetsPatch[],
     for (const [field, key] of BUDGET_FIELDS) if (change[field] !== undefined) next[key] = change[field];
     bySim.set(change.sim_number, next);
   }
-  return [...bySim.values()].filter(hasBudget).sort((a, b) => a.simNumber - b.simNumber).map(toSimBudgetsJson);
+  return [...bySim.values()]
+    .filter(hasBudget)
+    .sort((a, b) => a.simNumber - b.simNumber)
+    .map(toSimBudgetsJson);
 }
 
 function toSimBudgetsJson(budgets: SimBudgets): Record<string, number> {
@@ -162,14 +168,4 @@ export function budgetExhausted(device: BudgetUsage, sims: { simNumber: number; 
   if (budgetFull(device)) return true;
   const full = new Set(sims.filter((s) => budgetFull(s.usage)).map((s) => s.simNumber));
   return sims.length > 0 && simNumbers.every((n) => full.has(n));
-}
-
-/**
- * The SIMs to try, in order, for a message that names none on a device with per-SIM budgets: the
- * SIMs with a budget while they have room, lowest number first, then those without one (which
- * always have room). smsgw then names the SIM, so that the phone does not pick a full one itself.
- */
-export function simChoiceOrder(simNumbers: number[], budgeted: SimBudgets[]): number[] {
-  const withBudget = budgeted.map((s) => s.simNumber).filter((n) => simNumbers.includes(n));
-  return [...withBudget, ...simNumbers.filter((n) => !withBudget.includes(n))];
 }

@@ -111,10 +111,7 @@ export function offerValidUntil(
  * keepalive before `DEVICE_OFFLINE_AFTER_SECONDS`, so the device is unavailable within that, and
  * is at least half of it: the app pings every half, and one ping that is on time never cuts.
  */
-export function streamSilenceLimitMs(
-  config: { DEVICE_OFFLINE_AFTER_SECONDS: number; DEVICE_STREAM_GRACE_SECONDS: number },
-  keepaliveMs: number,
-): number {
+export function streamSilenceLimitMs(config: { DEVICE_OFFLINE_AFTER_SECONDS: number; DEVICE_STREAM_GRACE_SECONDS: number }, keepaliveMs: number): number {
   const offlineMs = config.DEVICE_OFFLINE_AFTER_SECONDS * 1000;
   return Math.max(offlineMs - config.DEVICE_STREAM_GRACE_SECONDS * 1000 - keepaliveMs, offlineMs / 2);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDeviceDate, withoutLeapSecond } from './device-date.ts';
+import { parseDeviceDate, readInstant, withoutLeapSecond } from './device-date.ts';
 
 const FALLBACK = new Date('2030-01-01T00:00:00.000Z');
 
@@ -25,6 +25,7 @@ describe('parseDeviceDate', () => {
     ['an empty string', ''],
     ['an instant in year 10000', '9999-12-31T23:59:59.999-23:59'],
     ['an instant before year 0', '0000-01-01T00:00:00+01:00'],
+    ['an instant in year 0, which Postgres does not have', '0000-06-01T00:00:00Z'],
   ])('falls back for %s', (_, text) => {
     expect(parseDeviceDate(text, FALLBACK)).toBe(FALLBACK);
   });
@@ -47,5 +48,26 @@ describe('withoutLeapSecond', () => {
 
   it.each(['2026-07-01T11:03:05.123Z', '2026-07-01T14:03:05+03:00', '2026-07-01T11:60:05Z', 'text :60Z'])('keeps %s as it is', (text) => {
     expect(withoutLeapSecond(text)).toBe(text);
+  });
+});
+
+describe('readInstant', () => {
+  it.each([
+    ['2026-07-01T14:03:05.123+03:00', '2026-07-01T11:03:05.123Z'],
+    ['2016-12-31T23:59:60Z', '2016-12-31T23:59:59.999Z'],
+    ['2026-07-01t11:03:05z', '2026-07-01T11:03:05.000Z'],
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+    ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+  ])('reads %s as %s', (text, iso) => {
+    expect(readInstant(text)?.toISOString()).toBe(iso);
+  });
+
+  it.each([
+    ['year 0, which Postgres does not have', '0000-01-01T00:00:00Z'],
+    ['year 10000', '9999-12-31T23:59:59-01:00'],
+    ['an RFC 9557 zone suffix, which Date cannot read', '2026-07-01T11:03:05Z[Europe/Paris]'],
+    ['words', 'yesterday'],
+  ])('reads nothing from %s', (_, text) => {
+    expect(readInstant(text)).toBeUndefined();
   });
 });

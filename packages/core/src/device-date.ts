@@ -6,9 +6,22 @@
  */
 const DATE = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
-// The instants whose ISO text has a four-digit year, as RFC 3339 and the job payloads' date-time require.
-const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
+// The instants whose ISO text has a four-digit year, as RFC 3339 and the job payloads' date-time
+// require, from year 1: Postgres has no year 0 (it reads 0000-01-01 as out of range).
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
 const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+const storable = (ms: number) => !Number.isNaN(ms) && ms >= FIRST_INSTANT && ms <= LAST_INSTANT;
+
+/**
+ * The instant of RFC 3339 date-time text (a leap second read as the millisecond before it), or
+ * undefined when JavaScript cannot read it (an RFC 9557 `[zone]` suffix) or Postgres cannot store it
+ * (before year 1, after year 9999). The API's `date-time` format accepts only what this reads.
+ */
+export function readInstant(text: string): Date | undefined {
+  const ms = Date.parse(withoutLeapSecond(text));
+  return storable(ms) ? new Date(ms) : undefined;
+}
 
 export function parseDeviceDate(text: unknown, fallback: Date): Date {
   if (typeof text !== 'string') return fallback;
@@ -22,7 +35,7 @@ export function parseDeviceDate(text: unknown, fallback: Date): Date {
   const clock = time!.replace(',', '.').replace(/(\.\d{3})\d+$/, '$1');
   const ms = Date.parse(`${day}T${clock}${zone}`);
   // 9999-12-31T23:59-01:00 is in year 10000: its ISO text (+010000-…) is no date-time a report may carry.
-  return Number.isNaN(ms) || ms < FIRST_INSTANT || ms > LAST_INSTANT ? fallback : new Date(ms);
+  return storable(ms) ? new Date(ms) : fallback;
 }
 
 /**

@@ -29,7 +29,15 @@ export const FAILURES_IN_A_ROW_DEGRADED = 3;
 
 /** Why a device is degraded or offline, as stable codes (docs/devices.md, "Health"). */
 export const HEALTH_REASONS = [
-  'disabled', 'not_connected', 'low_battery', 'no_service', 'polling_only', 'send_failures', 'budget_exhausted', 'quarantined', 'limit_exceeded',
+  'disabled',
+  'not_connected',
+  'low_battery',
+  'no_service',
+  'polling_only',
+  'send_failures',
+  'budget_exhausted',
+  'quarantined',
+  'limit_exceeded',
 ] as const;
 export type HealthReason = (typeof HEALTH_REASONS)[number];
 /**
@@ -121,16 +129,6 @@ export function pingIntervalSeconds(offlineAfterSeconds: number): number {
   return Math.max(5, Math.floor(offlineAfterSeconds / 2));
 }
 
-/** `AT+CSQ` RSSI (0-31, 99 unknown) in dBm (3GPP 27.007 §8.5): 0 is -113 dBm or less, each step 2 dB. */
-export function csqToDbm(rssi: number): number | null {
-  return Number.isInteger(rssi) && rssi >= 0 && rssi <= 31 ? -113 + 2 * rssi : null;
-}
-
-/** `AT+CREG?` registration status (3GPP 27.007 §7.2) as a network state. */
-export function cregToNetwork(stat: number): NetworkState | null {
-  return ({ 0: 'none', 1: 'registered', 2: 'searching', 3: 'denied', 5: 'roaming' } as Record<number, NetworkState>)[stat] ?? null;
-}
-
 /** What was last announced of a device (`devices.health_status`, `health_reasons`, `health_changed_at`); status null: never judged. */
 export interface AnnouncedHealth {
   status: HealthStatus | null;
@@ -156,7 +154,11 @@ export interface HealthAnnouncement {
  * is recorded without an event; so are new reasons of an unchanged status, so that a pause that
  * ends and begins again is news again. Undefined: nothing to record.
  */
-export function announcedHealth(health: DeviceHealth, previous: AnnouncedHealth, options: { now: Date; offlineAfterMs: number; dwellMs: number }): HealthAnnouncement | undefined {
+export function announcedHealth(
+  health: DeviceHealth,
+  previous: AnnouncedHealth,
+  options: { now: Date; offlineAfterMs: number; dwellMs: number },
+): HealthAnnouncement | undefined {
   const seen = health.last_seen_at === null ? 0 : Date.parse(health.last_seen_at);
   const silent = options.now.getTime() - seen >= options.offlineAfterMs;
   const next = silent ? 'offline' : health.status === 'offline' ? (previous.status ?? 'offline') : health.status;

@@ -1,13 +1,32 @@
 import { deviceConnection, type AvailabilityWindows } from './device-availability.ts';
 import { deviceHealth, type HealthContext, type HealthReport } from './device-health.ts';
-import { budgetExhausted, budgetUsage, BUDGET_FIELDS, deviceSimNumbers, NO_COUNTS, readSimBudgets, type BudgetCounts, type BudgetUsage } from './carrier-budgets.ts';
+import type { DeviceProtocol } from './device-protocols.ts';
+import {
+  budgetExhausted,
+  budgetUsage,
+  BUDGET_FIELDS,
+  deviceSimNumbers,
+  NO_BUDGETS,
+  NO_COUNTS,
+  readSimBudgets,
+  type BudgetCounts,
+  type BudgetUsage,
+} from './carrier-budgets.ts';
+
+/** The SIMs' own Twilio incoming-SMS URLs as stored (jsonb `devices.sim_twilio_sms_urls`, `{"2": url}`), by SIM number. */
+export function readSimTwilioSmsUrls(stored: unknown): Map<number, string> {
+  const urls = new Map<number, string>();
+  if (!stored || typeof stored !== 'object' || Array.isArray(stored)) return urls;
+  for (const [sim, url] of Object.entries(stored)) if (/^[1-9]\d*$/.test(sim) && typeof url === 'string') urls.set(Number(sim), url);
+  return urls;
+}
 
 /** What a device record is made of: the stored device (packages/db's DeviceRow has these fields). */
 export interface DeviceFields extends HealthReport {
   id: string;
   name: string;
   enabled: boolean;
-  protocol: 'native' | 'sms_gate';
+  protocol: DeviceProtocol;
   lastSeenAt: Date | null;
   streamSeenAt: Date | null;
   streamClosedAt: Date | null;
@@ -23,6 +42,9 @@ export interface DeviceFields extends HealthReport {
   uniqueRecipientsPerMonth: number | null;
   /** The stored per-SIM budgets (jsonb, packages/core's readSimBudgets). */
   simBudgets: unknown;
+  /** Twilio's incoming-SMS URL of the device, and the SIMs' own (jsonb `{"2": url}`, readSimTwilioSmsUrls). */
+  twilioSmsUrl: string | null;
+  simTwilioSmsUrls: unknown;
   failuresInARow: number;
   createdAt: Date;
   updatedAt: Date;
@@ -41,6 +63,7 @@ export interface RecordContext extends HealthContext {
 export function toDeviceRecord(device: DeviceFields, windows: AvailabilityWindows, context: RecordContext = {}) {
   const { available, connection, warnings } = deviceConnection(device, windows);
   const sims = readSimBudgets(device.simBudgets);
+  const simUrls = readSimTwilioSmsUrls(device.simTwilioSmsUrls);
   const usage = context.budgets && deviceBudgetUsage(device, sims, context.budgets);
   const health = usage ? { ...context, budgetExhausted: usage.exhausted } : context;
   return {
@@ -62,10 +85,18 @@ export function toDeviceRecord(device: DeviceFields, windows: AvailabilityWindow
     segments_per_day: device.segmentsPerDay,
     segments_per_month: device.segmentsPerMonth,
     unique_recipients_per_month: device.uniqueRecipientsPerMonth,
-    sims: sims.map((sim) => ({
-      sim_number: sim.simNumber,
-      ...Object.fromEntries(BUDGET_FIELDS.map(([field, key]) => [field, sim[key]])) as Record<(typeof BUDGET_FIELDS)[number][0], number | null>,
-    })),
+    twilio_sms_url: device.twilioSmsUrl,
+    // The SIMs with a budget or a Twilio URL of their own.
+    sims: [...new Set([...sims.map((s) => s.simNumber), ...simUrls.keys()])]
+      .sort((a, b) => a - b)
+      .map((simNumber) => {
+        const sim = sims.find((s) => s.simNumber === simNumber) ?? { ...NO_BUDGETS, simNumber };
+        return {
+          sim_number: simNumber,
+          ...(Object.fromEntries(BUDGET_FIELDS.map(([field, key]) => [field, sim[key]])) as Record<(typeof BUDGET_FIELDS)[number][0], number | null>),
+          twilio_sms_url: simUrls.get(simNumber) ?? null,
+        };
+      }),
     usage: usage ? usage.shown : null,
     created_at: device.createdAt.toISOString(),
     updated_at: device.updatedAt.toISOString(),
@@ -77,7 +108,10 @@ export type DeviceRecord = ReturnType<typeof toDeviceRecord>;
 function deviceBudgetUsage(device: DeviceFields, sims: ReturnType<typeof readSimBudgets>, budgets: NonNullable<RecordContext['budgets']>) {
   const counts = (sim: number) => budgets.counts.get(sim) ?? NO_COUNTS;
   const whole = budgetUsage(device, counts(0), budgets.now);
-  const bySim: { simNumber: number; usage: BudgetUsage }[] = sims.map((s) => ({ simNumber: s.simNumber, usage: budgetUsage(s, counts(s.simNumber), budgets.now) }));
+  const bySim: { simNumber: number; usage: BudgetUsage }[] = sims.map((s) => ({
+    simNumber: s.simNumber,
+    usage: budgetUsage(s, counts(s.simNumber), budgets.now),
+  }));
   return {
     exhausted: budgetExhausted(whole, bySim, deviceSimNumbers(device.simCards)),
     shown: { ...whole, sims: bySim.map((s) => ({ sim_number: s.simNumber, ...s.usage })) },

@@ -19,6 +19,8 @@ export const ERRORS = {
   group_not_found: { status: 400, message: 'Group not found.' },
   /** A named device that does not exist, belongs to another user or is disabled. */
   device_not_found: { status: 400, message: 'Device not found or not enabled.' },
+  /** An encrypted send (SMS Gate's end-to-end encryption) naming a device that is not an SMS Gate phone, or by a user with none. */
+  encrypted_needs_sms_gate: { status: 400, message: 'Encrypted messages can only be sent by SMS Gate phones.' },
   /** A contact id in a request that is not one of the caller's contacts. */
   contact_not_found: { status: 400, message: 'Contact not found.' },
   /** A webhook URL that is not http(s), or whose host is internal or does not resolve. */

@@ -1,38 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { deviceHealth } from './device-health.ts';
-import {
-  failoverPool, isLimitExceeded, isRetryableSmsGateError, pickDevice, quarantineCooldownMs, quarantinesDue, RETRYABLE_ANDROID_RESULTS,
-} from './failover.ts';
+import { isLimitExceeded, quarantineCooldownMs, quarantinesDue } from './failover.ts';
 import { toMessageRecord, type MessageFields } from './message-record.ts';
+import { failoverPool } from './routing/pools.ts';
+import { pickDevice } from './routing/round-robin.ts';
 
-// The app's texts (MessagesService.kt, resultToErrorMessage, v1.43 to v1.68).
-const APP_TEXT: Record<string, string> = {
-  RESULT_ERROR_RADIO_OFF: 'RESULT_ERROR_RADIO_OFF (Failed because radio was explicitly turned off)',
+// The SMS Gate app's texts (MessagesService.kt, resultToErrorMessage, v1.43 to v1.68).
+const APP_TEXT = {
   RESULT_ERROR_NO_SERVICE: 'RESULT_ERROR_NO_SERVICE (Failed because service is currently unavailable)',
-  RESULT_RADIO_NOT_AVAILABLE: 'RESULT_RADIO_NOT_AVAILABLE (Failed because the radio was not available)',
   RESULT_ERROR_LIMIT_EXCEEDED: 'RESULT_ERROR_LIMIT_EXCEEDED (Failed because we reached the sending queue limit)',
-  RESULT_ERROR_NULL_PDU: 'RESULT_ERROR_NULL_PDU (Failed because no PDU provided)',
-  RESULT_ERROR_FDN_CHECK_FAILURE: 'RESULT_ERROR_FDN_CHECK_FAILURE (Failed because FDN is enabled)',
 };
-
-describe('isRetryableSmsGateError', () => {
-  it.each(RETRYABLE_ANDROID_RESULTS)('is true for the app’s "Send result: %s (…)"', (result) => {
-    expect(isRetryableSmsGateError(`Send result: ${APP_TEXT[result]}`)).toBe(true);
-  });
-
-  it.each([
-    ['a generic failure', 'Send result: RESULT_ERROR_GENERIC_FAILURE (Generic failure cause)'],
-    ['a network rejection', 'Send result: RESULT_NETWORK_REJECT (Failed because of network rejection)'],
-    ['a RIL retry failure (the radio may have transmitted)', 'Send result: RESULT_RIL_SMS_SEND_FAIL_RETRY (The radio failed to send the SMS and needs to retry)'],
-    ['a delivery failure', 'Delivery result from SC +4912345: 64'],
-    ['an expiry on the phone', 'TTL expired'],
-    ['an unknown code', 'Unknown error code: 12345.'],
-    ['the name without the app’s prefix', 'RESULT_ERROR_NO_SERVICE'],
-    ['no error', undefined],
-  ])('is false for %s', (_, error) => {
-    expect(isRetryableSmsGateError(error)).toBe(false);
-  });
-});
 
 describe('isLimitExceeded', () => {
   it('recognises the app’s text and a native device’s own word for it', () => {
@@ -86,14 +63,30 @@ describe('quarantine', () => {
 describe('health of a paused device', () => {
   const now = new Date('2026-11-26T10:00:00.000Z');
   const device = {
-    enabled: true, lastSeenAt: now, streamSeenAt: now, streamClosedAt: null, pushToken: false, appVersion: null, failuresInARow: 0,
-    batteryLevel: null, batteryCharging: null, signalDbm: null, network: null,
+    enabled: true,
+    lastSeenAt: now,
+    streamSeenAt: now,
+    streamClosedAt: null,
+    pushToken: false,
+    appVersion: null,
+    failuresInARow: 0,
+    batteryLevel: null,
+    batteryCharging: null,
+    signalDbm: null,
+    network: null,
   };
-  const windows = { streamSince: new Date(now.getTime() - 30_000), closedSince: new Date(now.getTime() - 30_000), requestSince: new Date(now.getTime() - 60_000) };
+  const windows = {
+    streamSince: new Date(now.getTime() - 30_000),
+    closedSince: new Date(now.getTime() - 30_000),
+    requestSince: new Date(now.getTime() - 60_000),
+  };
 
   it('is degraded while quarantined or at Android’s limit, online once the pause is over', () => {
     const until = new Date(now.getTime() + 60_000);
-    expect(deviceHealth({ ...device, pausedUntil: until, pauseReason: 'quarantined' }, windows, { now })).toMatchObject({ status: 'degraded', reasons: ['quarantined'] });
+    expect(deviceHealth({ ...device, pausedUntil: until, pauseReason: 'quarantined' }, windows, { now })).toMatchObject({
+      status: 'degraded',
+      reasons: ['quarantined'],
+    });
     expect(deviceHealth({ ...device, pausedUntil: until, pauseReason: 'limit_exceeded' }, windows, { now }).reasons).toEqual(['limit_exceeded']);
     expect(deviceHealth({ ...device, pausedUntil: until, pauseReason: 'quarantined' }, windows, { now: until }).status).toBe('online');
   });
@@ -101,9 +94,19 @@ describe('health of a paused device', () => {
 
 describe('the record’s attempts', () => {
   const base: MessageFields = {
-    id: '01a21a2f-cb4d-7275-9891-1160870130db', batchId: null, deviceId: null, to: '+15551234567', body: 'hi', segments: 1, encoding: 'GSM-7',
-    state: 'pending', error: null, createdAt: new Date('2026-11-26T10:00:00.000Z'), updatedAt: new Date('2026-11-26T10:00:00.000Z'),
-    sentAt: null, deliveredAt: null,
+    id: '01a21a2f-cb4d-7275-9891-1160870130db',
+    batchId: null,
+    deviceId: null,
+    to: '+15551234567',
+    body: 'hi',
+    segments: 1,
+    encoding: 'GSM-7',
+    state: 'pending',
+    error: null,
+    createdAt: new Date('2026-11-26T10:00:00.000Z'),
+    updatedAt: new Date('2026-11-26T10:00:00.000Z'),
+    sentAt: null,
+    deliveredAt: null,
   };
   const closed = [{ device_id: 'd1', error: 'no service', at: '2026-11-26T10:00:01.000Z' }];
 
@@ -118,10 +121,14 @@ describe('the record’s attempts', () => {
     expect(toMessageRecord({ ...current, state: 'pending', deviceId: 'd1', offeredAt: null }).attempts).toEqual(closed);
     expect(toMessageRecord({ ...current, state: 'sending' }).attempts).toEqual([...closed, { device_id: 'd2', error: null, at: '2026-11-26T10:00:02.000Z' }]);
     expect(toMessageRecord({ ...current, state: 'sent', sentAt: new Date('2026-11-26T10:00:03.000Z') }).attempts.at(-1)).toEqual({
-      device_id: 'd2', error: null, at: '2026-11-26T10:00:03.000Z',
+      device_id: 'd2',
+      error: null,
+      at: '2026-11-26T10:00:03.000Z',
     });
     expect(toMessageRecord({ ...current, state: 'failed', error: 'refused', failedAt: new Date('2026-11-26T10:00:04.000Z') }).attempts.at(-1)).toEqual({
-      device_id: 'd2', error: 'refused', at: '2026-11-26T10:00:04.000Z',
+      device_id: 'd2',
+      error: 'refused',
+      at: '2026-11-26T10:00:04.000Z',
     });
   });
 });

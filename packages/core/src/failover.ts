@@ -5,38 +5,9 @@
  */
 
 /**
- * The Android `SmsManager` results that the SMS Gate app reports for a message that never left the
- * phone: the radio was off or had no service, Android's own sending limit refused it, no PDU could
- * be made, or fixed dialling (FDN) blocked the number on this SIM. Each is about this phone, not the
- * recipient, so another phone may send the message.
- */
-export const RETRYABLE_ANDROID_RESULTS = [
-  'RESULT_ERROR_RADIO_OFF',
-  'RESULT_ERROR_NO_SERVICE',
-  'RESULT_RADIO_NOT_AVAILABLE',
-  'RESULT_ERROR_LIMIT_EXCEEDED',
-  'RESULT_ERROR_NULL_PDU',
-  'RESULT_ERROR_FDN_CHECK_FAILURE',
-] as const;
-
-// The app's error of a refused send (MessagesService.kt, processStateIntent): "Send result: " and
-// then the result's name and its meaning in parentheses, the same from v1.43 to v1.68.
-const SEND_RESULT = /^Send result: (RESULT_[A-Z_]+) \(/;
-
-/** The Android result an SMS Gate error text names (undefined: not a refused send). */
-export function androidSendResult(error: string | undefined | null): string | undefined {
-  return error ? SEND_RESULT.exec(error)?.[1] : undefined;
-}
-
-/** Whether an SMS Gate phone's error says the message never left the phone. */
-export function isRetryableSmsGateError(error: string | undefined | null): boolean {
-  const result = androidSendResult(error);
-  return result !== undefined && (RETRYABLE_ANDROID_RESULTS as readonly string[]).includes(result);
-}
-
-/**
- * Whether a retryable failure's error says Android's sending limit refused the message: the app's
- * text, or any device's error naming `LIMIT_EXCEEDED` (docs/devices.md, "Failover").
+ * Whether a retryable failure's error says Android's sending limit refused the message: the SMS
+ * Gate app's text (routes/device-protocols/sms-gate, send-results.ts), or any device's error
+ * naming `LIMIT_EXCEEDED` (docs/devices.md, "Failover").
  */
 export function isLimitExceeded(error: string | undefined | null): boolean {
   return /LIMIT_EXCEEDED/.test(error ?? '');
@@ -47,24 +18,6 @@ export interface SendAttempt {
   device_id: string;
   error: string | null;
   at: string;
-}
-
-/**
- * The devices a round-robin message may go to now, in pool order: never one it was already
- * attempted on (a retryable failure), nor a paused one (quarantined, or at Android's limit).
- */
-export function failoverPool(pool: readonly string[], options: { attempted: ReadonlySet<string>; paused: ReadonlySet<string> }): string[] {
-  return pool.filter((device) => !options.attempted.has(device) && !options.paused.has(device));
-}
-
-/**
- * The round-robin pick of slot `slot` among `pool` for one message: the slot's device, or the next
- * one when that one is the device of an expired assignment; undefined when the pool is empty.
- */
-export function pickDevice(pool: readonly string[], slot: number, previous: string | null): string | undefined {
-  if (pool.length === 0) return undefined;
-  const device = pool[slot % pool.length]!;
-  return device === previous && pool.length > 1 ? pool[(slot + 1) % pool.length] : device;
 }
 
 /** The first quarantine lasts this long; each following one (no send in between) twice as long. */

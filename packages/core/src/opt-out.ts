@@ -13,10 +13,7 @@ export const RECIPIENT_OPTED_OUT = 'recipient opted out';
 
 export type OptOutAction = 'opt_out' | 'opt_in';
 
-const ACTIONS = new Map<string, OptOutAction>([
-  ...OPT_OUT_KEYWORDS.map((k) => [k, 'opt_out'] as const),
-  ...OPT_IN_KEYWORDS.map((k) => [k, 'opt_in'] as const),
-]);
+const ACTIONS = new Map<string, OptOutAction>([...OPT_OUT_KEYWORDS.map((k) => [k, 'opt_out'] as const), ...OPT_IN_KEYWORDS.map((k) => [k, 'opt_in'] as const)]);
 
 /** What an incoming SMS asks of the opt-out list, if anything. */
 export function optOutAction(text: string): OptOutAction | null {

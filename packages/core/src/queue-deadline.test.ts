@@ -9,7 +9,7 @@ describe('queue deadline', () => {
     expect(queueDeadline({ validUntil: null, sendAt: new Date('2026-11-27T08:00:00.000Z'), createdAt }, 60)).toEqual(new Date('2026-11-27T08:01:00.000Z'));
   });
 
-  it('is the message\'s own valid_until when it has one, earlier or later', () => {
+  it("is the message's own valid_until when it has one, earlier or later", () => {
     const validUntil = new Date('2026-11-27T09:00:00.000Z');
     expect(queueDeadline({ validUntil, sendAt: null, createdAt }, 60)).toBe(validUntil);
   });

@@ -29,10 +29,10 @@ describe('segmentInfo: GSM-7', () => {
 
   it('never splits an escape pair across two segments', () => {
     // 306 septets would fit two segments of 153, but the euro would straddle the boundary.
-    expect(segmentInfo(gsm(152) + '€' + gsm(152))).toEqual({ encoding: 'GSM-7', segments: 3 });
+    expect(segmentInfo(`${gsm(152)}€${gsm(152)}`)).toEqual({ encoding: 'GSM-7', segments: 3 });
     // The same count with the euro not on the boundary fits two.
-    expect(segmentInfo('€' + gsm(304))).toEqual({ encoding: 'GSM-7', segments: 2 });
-    expect(segmentInfo(gsm(151) + '{' + gsm(153))).toEqual({ encoding: 'GSM-7', segments: 2 });
+    expect(segmentInfo(`€${gsm(304)}`)).toEqual({ encoding: 'GSM-7', segments: 2 });
+    expect(segmentInfo(`${gsm(151)}{${gsm(153)}`)).toEqual({ encoding: 'GSM-7', segments: 2 });
   });
 });
 
@@ -51,24 +51,24 @@ describe('segmentInfo: UCS-2', () => {
 
   it('switches the whole text to UCS-2 for one character outside GSM, such as ł', () => {
     expect(segmentInfo(gsm(100))).toEqual({ encoding: 'GSM-7', segments: 1 });
-    expect(segmentInfo(gsm(100) + 'ł')).toEqual({ encoding: 'UCS-2', segments: 2 });
+    expect(segmentInfo(`${gsm(100)}ł`)).toEqual({ encoding: 'UCS-2', segments: 2 });
     expect(segmentInfo('Zażółć').encoding).toBe('UCS-2');
   });
 
   it('counts an extension character as one unit once the text is UCS-2', () => {
-    expect(segmentInfo('ł' + '€'.repeat(69))).toEqual({ encoding: 'UCS-2', segments: 1 });
+    expect(segmentInfo(`ł${'€'.repeat(69)}`)).toEqual({ encoding: 'UCS-2', segments: 1 });
   });
 
   it('counts an emoji as two UTF-16 units', () => {
     expect(segmentInfo('😀')).toEqual({ encoding: 'UCS-2', segments: 1 });
     expect(segmentInfo('😀'.repeat(35))).toEqual({ encoding: 'UCS-2', segments: 1 });
-    expect(segmentInfo('😀'.repeat(35) + 'a')).toEqual({ encoding: 'UCS-2', segments: 2 });
+    expect(segmentInfo(`${'😀'.repeat(35)}a`)).toEqual({ encoding: 'UCS-2', segments: 2 });
   });
 
   it('never splits a surrogate pair across two segments', () => {
     // 134 units would fit two segments of 67, but the emoji would straddle the boundary.
-    expect(segmentInfo(ucs(66) + '😀' + ucs(66))).toEqual({ encoding: 'UCS-2', segments: 3 });
-    expect(segmentInfo('😀' + ucs(132))).toEqual({ encoding: 'UCS-2', segments: 2 });
+    expect(segmentInfo(`${ucs(66)}😀${ucs(66)}`)).toEqual({ encoding: 'UCS-2', segments: 3 });
+    expect(segmentInfo(`😀${ucs(132)}`)).toEqual({ encoding: 'UCS-2', segments: 2 });
   });
 });
 

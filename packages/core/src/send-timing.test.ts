@@ -27,8 +27,18 @@ describe('parseInstant', () => {
   });
 
   it.each([
-    '2026-12-01T09:00:00', '2026-12-01', 'tomorrow', '1764579600', '2026-02-30T09:00:00Z', '2026-13-01T09:00:00Z', '2026-11-24T24:00:00Z',
-    '2026-11-24T10:60:00Z', '2027-02-29T09:00:00Z', '+275760-09-13T00:00:00Z', '2026-12-01 09:00:00Z', ' 2026-12-01T09:00:00Z',
+    '2026-12-01T09:00:00',
+    '2026-12-01',
+    'tomorrow',
+    '1764579600',
+    '2026-02-30T09:00:00Z',
+    '2026-13-01T09:00:00Z',
+    '2026-11-24T24:00:00Z',
+    '2026-11-24T10:60:00Z',
+    '2027-02-29T09:00:00Z',
+    '+275760-09-13T00:00:00Z',
+    '2026-12-01 09:00:00Z',
+    ' 2026-12-01T09:00:00Z',
   ])('refuses %j, naming the field', (value) => {
     expect(refusal(() => parseInstant(value, 'send_at'))).toContain("'send_at'");
   });
@@ -41,7 +51,8 @@ describe('sendTiming', () => {
 
   it('counts ttl_seconds from send_at, or from now', () => {
     expect(sendTiming({ send_at: '2026-11-25T09:00:00Z', ttl_seconds: 60 }, NOW, CONFIG)).toEqual({
-      sendAt: new Date('2026-11-25T09:00:00Z'), validUntil: new Date('2026-11-25T09:01:00Z'),
+      sendAt: new Date('2026-11-25T09:00:00Z'),
+      validUntil: new Date('2026-11-25T09:01:00Z'),
     });
     expect(sendTiming({ ttl_seconds: 30 }, NOW, CONFIG).validUntil).toEqual(new Date('2026-11-24T09:00:30Z'));
   });

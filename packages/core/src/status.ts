@@ -25,6 +25,9 @@ export const FINAL_STATES: readonly MessageState[] = ['delivered', 'failed', 'ca
  * `cancelled` is the user's cancel of a message no device has in hand (pending, or assigned and never
  * offered), or the phone's answer to a cancel it was asked for (`sending`: an SMS Gate phone that
  * acknowledged it as still pending).
+ *
+ * The sub-states these moves depend on (never handed, in hand, ...) are named, each with its SQL twin,
+ * in sub-states.ts.
  */
 const TRANSITIONS: Record<MessageState, readonly MessageState[]> = {
   pending: ['assigned', 'failed', 'cancelled'],
@@ -77,3 +80,5 @@ export function statesMatching(filter: string): MessageState[] | undefined {
   }
   return undefined;
 }
+
+export * from './sub-states.ts';

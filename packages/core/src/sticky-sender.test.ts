@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stickyChoices } from './sticky-sender.ts';
+import { stickyChoices } from './routing/sticky.ts';
 
 const message = (id: string, previousDeviceId: string | null = null) => ({ id, userId: 'u', previousDeviceId });
 
@@ -10,11 +10,7 @@ describe('sticky sender', () => {
   });
 
   it('leaves a message to round-robin when its sticky device may not take it now, or it has none', () => {
-    const chosen = stickyChoices(
-      [message('m1'), message('m2')],
-      new Map([['m1', { deviceId: 'gone', simNumber: null }]]),
-      new Map([['u', ['d1', 'd2']]]),
-    );
+    const chosen = stickyChoices([message('m1'), message('m2')], new Map([['m1', { deviceId: 'gone', simNumber: null }]]), new Map([['u', ['d1', 'd2']]]));
     expect(chosen.size).toBe(0);
   });
 

@@ -43,9 +43,7 @@ describe('renderTemplate', () => {
   });
 
   it('renders in a single pass: a value containing {{phone}} or {{code}} stays literal', () => {
-    expect(renderTemplate('A {{x}} B {{name}}', { name: '{{code}}', phone: '+15550001111' }, { x: '{{phone}}', code: 'no' })).toBe(
-      'A {{phone}} B {{code}}',
-    );
+    expect(renderTemplate('A {{x}} B {{name}}', { name: '{{code}}', phone: '+15550001111' }, { x: '{{phone}}', code: 'no' })).toBe('A {{phone}} B {{code}}');
   });
 
   it('takes the reserved values over variables with the same names', () => {

@@ -12,7 +12,10 @@ describe('isUnavailable', () => {
     ['Prisma pool timeout', Object.assign(new Error('Timed out fetching a new connection'), { code: 'P2024' })],
     ['a driver adapter error wrapping 57P03', Object.assign(new Error('adapter error'), { cause: { originalCode: '57P03', message: 'x' } })],
     ['a cause two levels down', new Error('outer', { cause: new Error('middle', { cause: Object.assign(new Error('inner'), { code: 'ECONNRESET' }) }) })],
-    ['Prisma quoting 57P03 in a raw query error', Object.assign(new Error('Raw query failed. Code: `57P03`. Message: `the database system is shutting down`'), { code: 'P2010' })],
+    [
+      'Prisma quoting 57P03 in a raw query error',
+      Object.assign(new Error('Raw query failed. Code: `57P03`. Message: `the database system is shutting down`'), { code: 'P2010' }),
+    ],
     ['Prisma quoting a class 08 code', Object.assign(new Error('Database error. Code: `08006`. Message: `x`'), { code: 'P2010' })],
     ['Prisma with the code in meta', Object.assign(new Error('Raw query failed'), { code: 'P2010', meta: { code: '57P01' } })],
     ['Postgres shutting down, by its message only', new Error('the database system is shutting down')],

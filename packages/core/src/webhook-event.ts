@@ -1,4 +1,4 @@
-import { toMessageRecord, type MessageFields, type MessageRecord } from './message-record.ts';
+import { toMessageWebhookPayload, type MessageFields, type MessageRecord } from './message-record.ts';
 import { toReceivedRecord, type ReceivedFields, type ReceivedRecord } from './received-record.ts';
 import type { DeviceRecord } from './device-record.ts';
 
@@ -14,10 +14,17 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 /** A device's announced health changed (docs/devices.md, "Alerts"); its data is the device record. */
 export const DEVICE_EVENT_TYPES = ['device.offline', 'device.online', 'device.degraded'] as const;
 export type DeviceEventType = (typeof DEVICE_EVENT_TYPES)[number];
+/**
+ * A device reported its health (heartbeat, SMS Gate `system:ping`), at most once per ping interval
+ * and endpoint: only SMS Gate-format endpoints take it (their `system:ping`), not smsgw's own API.
+ */
+export const PING_EVENT_TYPE = 'device.ping';
 /** The event types an endpoint may subscribe to. */
 export const SUBSCRIBABLE_EVENT_TYPES = [...MESSAGE_EVENT_TYPES, RECEIVED_EVENT_TYPE, ...DEVICE_EVENT_TYPES] as const;
 export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 export type WebhookEventType = SubscribableEventType | typeof TEST_EVENT_TYPE;
+/** Every type of event the engine delivers, to endpoints of any format. */
+export type EngineEventType = WebhookEventType | typeof PING_EVENT_TYPE;
 
 export interface TestEventData {
   webhook_id: string;
@@ -37,19 +44,11 @@ export function webhookBody(type: typeof TEST_EVENT_TYPE, occurredAt: Date, data
 /** A device event carries the record as it was announced. */
 export function webhookBody(type: DeviceEventType, occurredAt: Date, device: DeviceRecord): string;
 export function webhookBody(type: WebhookEventType, occurredAt: Date, data: MessageFields | ReceivedFields | TestEventData | DeviceRecord): string {
-  const payload: WebhookPayload = {
-    type,
-    timestamp: occurredAt.toISOString(),
-    data:
-      type === TEST_EVENT_TYPE
-        ? (data as TestEventData)
-        : isDeviceEventType(type)
-          ? (data as DeviceRecord)
-          : type === RECEIVED_EVENT_TYPE
-            ? toReceivedRecord(data as ReceivedFields)
-            : toMessageRecord(data as MessageFields),
-  };
-  return JSON.stringify(payload);
+  const timestamp = occurredAt.toISOString();
+  if (type === TEST_EVENT_TYPE) return JSON.stringify({ type, timestamp, data: data as TestEventData } satisfies WebhookPayload);
+  if (isDeviceEventType(type)) return JSON.stringify({ type, timestamp, data: data as DeviceRecord } satisfies WebhookPayload);
+  if (type === RECEIVED_EVENT_TYPE) return JSON.stringify({ type, timestamp, data: toReceivedRecord(data as ReceivedFields) } satisfies WebhookPayload);
+  return JSON.stringify(toMessageWebhookPayload(type, occurredAt, data as MessageFields));
 }
 
 export function isDeviceEventType(type: string): type is DeviceEventType {

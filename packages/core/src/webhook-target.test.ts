@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, guardedLookup, parseWebhookUrl, WebhookTargetError, type Resolver } from './webhook-target.ts';
 
-const stub = (answers: Record<string, string[]>): Resolver => async (host) => {
-  const found = answers[host];
-  if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-  return found;
-};
+const stub =
+  (answers: Record<string, string[]>): Resolver =>
+  async (host) => {
+    const found = answers[host];
+    if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    return found;
+  };
 const resolve = stub({
   'public.example': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
   'internal.example': ['10.1.2.3'],
@@ -38,9 +40,21 @@ describe('parseWebhookUrl', () => {
 
 describe('checkWebhookUrl', () => {
   it.each([
-    'http://127.0.0.1/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/', 'http://0x7f000001/', 'http://0177.0.0.1/',
-    'http://10.0.0.1/', 'http://172.16.5.4/', 'http://192.168.0.1/', 'http://169.254.169.254/latest/meta-data', 'http://[fd00::1]/',
-    'http://[fe80::1]/', 'http://0.0.0.0/', 'http://100.64.0.1/', 'http://224.0.0.1/',
+    'http://127.0.0.1/',
+    'http://[::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://2130706433/',
+    'http://0x7f000001/',
+    'http://0177.0.0.1/',
+    'http://10.0.0.1/',
+    'http://172.16.5.4/',
+    'http://192.168.0.1/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[fd00::1]/',
+    'http://[fe80::1]/',
+    'http://0.0.0.0/',
+    'http://100.64.0.1/',
+    'http://224.0.0.1/',
   ])('refuses the internal address %s', async (url) => {
     await expect(checkWebhookUrl(url, strict)).rejects.toThrow(/internal address/);
   });
@@ -86,7 +100,12 @@ describe('guardedLookup (the check at connect time)', () => {
     expect(await lookup(strict, 'public.example', false)).toEqual({ error: null, result: ['93.184.215.14', 4] });
     expect(await lookup(strict, 'public.example', true)).toEqual({
       error: null,
-      result: [[{ address: '93.184.215.14', family: 4 }, { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 }]],
+      result: [
+        [
+          { address: '93.184.215.14', family: 4 },
+          { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 },
+        ],
+      ],
     });
   });
 

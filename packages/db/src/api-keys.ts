@@ -1,6 +1,5 @@
 import { newId } from '@smsgw/core';
-import type { Db } from './client.ts';
-import type { Sql } from './sql.ts';
+import type { Sql, SqlPool } from './sql.ts';
 import type { UserRow } from './users.ts';
 import { API_KEY_PREFIX, displayPrefix, generateSecret, hashSecret, sameHash } from './secrets.ts';
 
@@ -14,32 +13,34 @@ export interface ApiKeyRow {
   revokedAt: Date | null;
 }
 
-const keyColumns = {
-  id: true, userId: true, name: true, prefix: true, createdAt: true, lastUsedAt: true, revokedAt: true,
-} as const;
+const KEY_COLUMNS = 'id, user_id AS "userId", name, prefix, created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"';
 
 /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
-export async function createApiKey(db: Db, options: { userId: string; name: string }): Promise<{ key: string; record: ApiKeyRow }> {
+export async function createApiKey(sql: SqlPool, options: { userId: string; name: string }): Promise<{ key: string; record: ApiKeyRow }> {
   const key = generateSecret(API_KEY_PREFIX);
-  const record = await db.apiKey.create({
-    data: { id: newId(), userId: options.userId, name: options.name, prefix: displayPrefix(key), hash: hashSecret(key) },
-    select: keyColumns,
-  });
-  return { key, record };
+  const { rows } = await sql.query<ApiKeyRow>(`INSERT INTO api_keys (id, user_id, name, prefix, hash) VALUES ($1, $2, $3, $4, $5) RETURNING ${KEY_COLUMNS}`, [
+    newId(),
+    options.userId,
+    options.name,
+    displayPrefix(key),
+    hashSecret(key),
+  ]);
+  return { key, record: rows[0]! };
 }
 
-export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRow[]> {
-  return db.apiKey.findMany({ where: { userId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: keyColumns });
+export async function listApiKeys(sql: SqlPool, userId: string): Promise<ApiKeyRow[]> {
+  const { rows } = await sql.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at DESC, id DESC`, [userId]);
+  return rows;
 }
 
 /** Revokes a key of the user; false when the user has no such key. Revoking twice keeps the first time. */
-export async function revokeApiKey(db: Db, options: { userId: string; id: string }): Promise<boolean> {
-  const key = await db.apiKey.findFirst({ where: { id: options.id, userId: options.userId }, select: { revokedAt: true } });
-  if (!key) return false;
-  if (!key.revokedAt) {
-    await db.apiKey.updateMany({ where: { id: options.id, userId: options.userId, revokedAt: null }, data: { revokedAt: new Date() } });
-  }
-  return true;
+export async function revokeApiKey(sql: SqlPool, options: { userId: string; id: string }): Promise<boolean> {
+  const { rowCount } = await sql.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $3) WHERE id = $1 AND user_id = $2', [
+    options.id,
+    options.userId,
+    new Date(),
+  ]);
+  return rowCount === 1;
 }
 
 export interface AuthenticatedKey {

@@ -1,4 +1,4 @@
-import type { AvailabilityWindows } from '@smsgw/core';
+import type { AvailabilityWindows, DeviceProtocol } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
 /** The SQL expressions (parameters, timestamptz) of the three windows of `AvailabilityWindows`. */
@@ -28,15 +28,19 @@ export function availableDeviceCondition(d: string, w: WindowParams): string {
       OR (${d}.last_seen_at >= ${w.request} AND (${d}.stream_seen_at IS NULL OR ${d}.stream_seen_at < ${w.request}))))`;
 }
 
-/** Available devices of each user, in a stable order (by id). */
-export async function availableDevices(sql: Sql, options: { userIds: string[]; windows: AvailabilityWindows }): Promise<Map<string, string[]>> {
+/** Available devices of each user, in a stable order (by id); with `protocol`, only those of it. */
+export async function availableDevices(
+  sql: Sql,
+  options: { userIds: string[]; windows: AvailabilityWindows; protocol?: DeviceProtocol },
+): Promise<Map<string, string[]>> {
   const byUser = new Map<string, string[]>();
   if (options.userIds.length === 0) return byUser;
   const { rows } = await sql.query<{ id: string; user_id: string }>(
     `SELECT id, user_id FROM devices d
      WHERE user_id = ANY($1::uuid[]) AND ${availableDeviceCondition('d', windowParams(2))}
+       AND ($5::device_protocol IS NULL OR d.protocol = $5::device_protocol)
      ORDER BY user_id, id`,
-    [options.userIds, ...windowValues(options.windows)],
+    [options.userIds, ...windowValues(options.windows), options.protocol ?? null],
   );
   for (const row of rows) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.id]);
   return byUser;

@@ -1,4 +1,4 @@
-import type { MessageState } from '@smsgw/core';
+import { cancellingSql, inHandSql, neverHandedSql, type DeviceProtocol, type MessageState } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 import { TRANSITIONED_SELECT, toTransitioned, webhookEventsCte, type Transitioned } from './webhook-deliveries.ts';
 
@@ -9,21 +9,27 @@ import { TRANSITIONED_SELECT, toTransitioned, webhookEventsCte, type Transitione
 export interface CancelTarget {
   id: string;
   state: MessageState;
-  offered: boolean;
+  /** Its first offer to its device (null: never offered), for @smsgw/core's sub-states. */
+  offeredAt: Date | null;
   cancelRequested: boolean;
   deviceId: string | null;
   /** The protocol and app version of the message's device, when it has one. */
-  protocol: 'native' | 'sms_gate' | null;
+  protocol: DeviceProtocol | null;
   appVersion: string | null;
 }
 
 /** The user's messages of `ids` or of the batch, with what deciding their cancel needs. */
 export async function loadCancelTargets(sql: Sql, options: { userId: string; ids?: string[]; batchId?: string }): Promise<CancelTarget[]> {
   const { rows } = await sql.query<{
-    id: string; state: MessageState; offered: boolean; cancel_requested: boolean; device_id: string | null; protocol: CancelTarget['protocol'];
+    id: string;
+    state: MessageState;
+    offered_at: Date | null;
+    cancel_requested: boolean;
+    device_id: string | null;
+    protocol: CancelTarget['protocol'];
     app_version: string | null;
   }>(
-    `SELECT m.id, m.state, m.offered_at IS NOT NULL AS offered, m.cancel_requested_at IS NOT NULL AS cancel_requested, m.device_id,
+    `SELECT m.id, m.state, m.offered_at, m.cancel_requested_at IS NOT NULL AS cancel_requested, m.device_id,
             d.protocol, d.app_version
      FROM messages m LEFT JOIN devices d ON d.id = m.device_id
      WHERE m.user_id = $1 AND (m.id = ANY($2::uuid[]) OR m.batch_id = $3::uuid)
@@ -31,21 +37,21 @@ export async function loadCancelTargets(sql: Sql, options: { userId: string; ids
     [options.userId, options.ids ?? [], options.batchId ?? null],
   );
   return rows.map((r) => ({
-    id: r.id, state: r.state, offered: r.offered, cancelRequested: r.cancel_requested, deviceId: r.device_id, protocol: r.protocol,
+    id: r.id,
+    state: r.state,
+    offeredAt: r.offered_at,
+    cancelRequested: r.cancel_requested,
+    deviceId: r.device_id,
+    protocol: r.protocol,
     appVersion: r.app_version,
   }));
-}
-
-/** Whether a message is in no device's hands: pending, or assigned and never offered. */
-export function neverHanded(target: Pick<CancelTarget, 'state' | 'offered'>): boolean {
-  return target.state === 'pending' || (target.state === 'assigned' && !target.offered);
 }
 
 // The statement's WHERE for each kind of cancel: the user's, of messages in no device's hands; the
 // phone's answer to a cancel it was asked for (it held the message, acknowledged or not).
 const CANCELLABLE = {
-  user: `m.user_id = $3::uuid AND (m.state = 'pending' OR (m.state = 'assigned' AND m.offered_at IS NULL))`,
-  phone: `m.device_id = $3::uuid AND m.cancel_requested_at IS NOT NULL AND m.state IN ('assigned', 'sending')`,
+  user: `m.user_id = $3::uuid AND ${neverHandedSql('m')}`,
+  phone: `m.device_id = $3::uuid AND ${cancellingSql('m')}`,
 } as const;
 
 /**
@@ -83,14 +89,11 @@ export async function cancelMessages(
  * it still held them back. Returns those asked now or before, with their devices, to send each
  * phone its `MessageCancelled`.
  */
-export async function requestPhoneCancel(
-  sql: Sql,
-  options: { userId: string; ids: string[]; now: Date },
-): Promise<{ id: string; deviceId: string }[]> {
+export async function requestPhoneCancel(sql: Sql, options: { userId: string; ids: string[]; now: Date }): Promise<{ id: string; deviceId: string }[]> {
   if (options.ids.length === 0) return [];
   const { rows } = await sql.query<{ id: string; device_id: string }>(
     `UPDATE messages SET cancel_requested_at = coalesce(cancel_requested_at, $3)
-     WHERE id = ANY($1::uuid[]) AND user_id = $2 AND ((state = 'assigned' AND offered_at IS NOT NULL) OR state = 'sending')
+     WHERE id = ANY($1::uuid[]) AND user_id = $2 AND ${inHandSql('messages')}
      RETURNING id, device_id`,
     [options.ids, options.userId, options.now],
   );
@@ -100,7 +103,7 @@ export async function requestPhoneCancel(
 /** The device's messages it was asked to cancel and has not answered yet (told again when its stream opens). */
 export async function pendingPhoneCancels(sql: Sql, deviceId: string): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM messages WHERE device_id = $1 AND state IN ('assigned', 'sending') AND cancel_requested_at IS NOT NULL
+    `SELECT id FROM messages WHERE device_id = $1 AND ${cancellingSql('messages')}
      ORDER BY cancel_requested_at LIMIT 100`,
     [deviceId],
   );

@@ -1,6 +1,5 @@
 import { newId } from '@smsgw/core';
-import { Prisma } from './generated/prisma/client.ts';
-import type { Db } from './client.ts';
+import { assignments, isUniqueViolation, Params, type SqlPool } from './sql.ts';
 
 export interface ContactRow {
   id: string;
@@ -10,60 +9,58 @@ export interface ContactRow {
   updatedAt: Date;
 }
 
-const contactColumns = { id: true, name: true, phone: true, createdAt: true, updatedAt: true } as const;
+/** The columns of a ContactRow, of the table aliased `c`. */
+export const CONTACT_COLUMNS = 'c.id, c.name, c.phone, c.created_at AS "createdAt", c.updated_at AS "updatedAt"';
 
 /** The phone is taken: a contact with this number exists for the user. */
 export class DuplicatePhoneError extends Error {
   override name = 'DuplicatePhoneError';
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}
-
-export async function createContact(db: Db, o: { userId: string; name: string; phone: string }): Promise<ContactRow> {
-  const now = new Date();
+export async function createContact(sql: SqlPool, o: { userId: string; name: string; phone: string }): Promise<ContactRow> {
   try {
-    return await db.contact.create({
-      data: { id: newId(), userId: o.userId, name: o.name, phone: o.phone, createdAt: now, updatedAt: now },
-      select: contactColumns,
-    });
+    const { rows } = await sql.query<ContactRow>(
+      `INSERT INTO contacts AS c (id, user_id, name, phone, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING ${CONTACT_COLUMNS}`,
+      [newId(), o.userId, o.name, o.phone, new Date()],
+    );
+    return rows[0]!;
   } catch (error) {
     if (isUniqueViolation(error)) throw new DuplicatePhoneError(o.phone);
     throw error;
   }
 }
 
-export async function findContact(db: Db, o: { userId: string; id: string }): Promise<ContactRow | null> {
-  return db.contact.findFirst({ where: { id: o.id, userId: o.userId }, select: contactColumns });
+export async function findContact(sql: SqlPool, o: { userId: string; id: string }): Promise<ContactRow | null> {
+  const { rows } = await sql.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = $1 AND c.user_id = $2`, [o.id, o.userId]);
+  return rows[0] ?? null;
 }
 
 export async function listContacts(
-  db: Db,
+  sql: SqlPool,
   o: { userId: string; phone?: string; name?: string; limit: number; offset: number },
 ): Promise<{ rows: ContactRow[]; total: number }> {
-  const where = {
-    userId: o.userId,
-    ...(o.phone !== undefined && { phone: o.phone }),
-    ...(o.name !== undefined && { name: { contains: likeLiteral(o.name), mode: 'insensitive' as const } }),
-  };
-  const [rows, total] = await Promise.all([
-    db.contact.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: o.offset, take: o.limit, select: contactColumns }),
-    db.contact.count({ where }),
+  const where = `c.user_id = $1 AND ($2::text IS NULL OR c.phone = $2) AND ($3::text IS NULL OR c.name ILIKE '%' || $3 || '%')`;
+  const filter = [o.userId, o.phone ?? null, o.name === undefined ? null : likeLiteral(o.name)];
+  const [{ rows }, count] = await Promise.all([
+    sql.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE ${where} ORDER BY c.created_at DESC, c.id DESC LIMIT $4 OFFSET $5`, [
+      ...filter,
+      o.limit,
+      o.offset,
+    ]),
+    sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM contacts c WHERE ${where}`, filter),
   ]);
-  return { rows, total };
+  return { rows, total: count.rows[0]!.n };
 }
 
-export async function updateContact(
-  db: Db,
-  o: { userId: string; id: string; name?: string; phone?: string },
-): Promise<ContactRow | null> {
+export async function updateContact(sql: SqlPool, o: { userId: string; id: string; name?: string; phone?: string }): Promise<ContactRow | null> {
+  const p = new Params();
+  const set = assignments(p, { name: o.name, phone: o.phone, updated_at: new Date() });
   try {
-    const { count } = await db.contact.updateMany({
-      where: { id: o.id, userId: o.userId },
-      data: { name: o.name, phone: o.phone, updatedAt: new Date() },
-    });
-    return count === 1 ? findContact(db, o) : null;
+    const { rows } = await sql.query<ContactRow>(
+      `UPDATE contacts c SET ${set} WHERE c.id = ${p.add(o.id)} AND c.user_id = ${p.add(o.userId)} RETURNING ${CONTACT_COLUMNS}`,
+      p.values,
+    );
+    return rows[0] ?? null;
   } catch (error) {
     if (isUniqueViolation(error)) throw new DuplicatePhoneError(o.phone ?? '');
     throw error;
@@ -71,9 +68,9 @@ export async function updateContact(
 }
 
 /** Deletes a contact; its group memberships go with it. */
-export async function deleteContact(db: Db, o: { userId: string; id: string }): Promise<boolean> {
-  const { count } = await db.contact.deleteMany({ where: { id: o.id, userId: o.userId } });
-  return count === 1;
+export async function deleteContact(sql: SqlPool, o: { userId: string; id: string }): Promise<boolean> {
+  const { rowCount } = await sql.query('DELETE FROM contacts WHERE id = $1 AND user_id = $2', [o.id, o.userId]);
+  return rowCount === 1;
 }
 
 /**
@@ -81,31 +78,33 @@ export async function deleteContact(db: Db, o: { userId: string; id: string }): 
  * name); returns how many were created and how many updated.
  */
 export async function importContacts(
-  db: Db,
+  sql: SqlPool,
   o: { userId: string; contacts: { name: string; phone: string }[] },
 ): Promise<{ created: number; updated: number }> {
   if (o.contacts.length === 0) return { created: 0, updated: 0 };
-  const now = new Date();
-  const ids = o.contacts.map(() => newId());
-  const rows = await db.$queryRaw<{ inserted: boolean }[]>`
-    INSERT INTO contacts (id, user_id, name, phone, created_at, updated_at)
-    SELECT t.id, ${o.userId}::uuid, t.name, t.phone, ${now}, ${now}
-    FROM unnest(${ids}::uuid[], ${o.contacts.map((c) => c.name)}::text[], ${o.contacts.map((c) => c.phone)}::text[]) AS t(id, name, phone)
-    ON CONFLICT (user_id, phone) DO UPDATE SET name = EXCLUDED.name, updated_at = EXCLUDED.updated_at
-    RETURNING (xmax = 0) AS inserted`;
+  const { rows } = await sql.query<{ inserted: boolean }>(
+    `INSERT INTO contacts (id, user_id, name, phone, created_at, updated_at)
+     SELECT t.id, $1::uuid, t.name, t.phone, $2, $2
+     FROM unnest($3::uuid[], $4::text[], $5::text[]) AS t(id, name, phone)
+     ON CONFLICT (user_id, phone) DO UPDATE SET name = EXCLUDED.name, updated_at = EXCLUDED.updated_at
+     RETURNING (xmax = 0) AS inserted`,
+    [o.userId, new Date(), o.contacts.map(() => newId()), o.contacts.map((c) => c.name), o.contacts.map((c) => c.phone)],
+  );
   const created = rows.filter((r) => r.inserted).length;
   return { created, updated: rows.length - created };
 }
 
 /** Names of the user's contacts with these phones, in one query (template sends). */
-export async function contactNamesByPhone(db: Db, o: { userId: string; phones: string[] }): Promise<Map<string, string>> {
+export async function contactNamesByPhone(sql: SqlPool, o: { userId: string; phones: string[] }): Promise<Map<string, string>> {
   if (o.phones.length === 0) return new Map();
-  const rows = await db.$queryRaw<{ phone: string; name: string }[]>`
-    SELECT phone, name FROM contacts WHERE user_id = ${o.userId}::uuid AND phone = ANY(${o.phones}::text[])`;
+  const { rows } = await sql.query<{ phone: string; name: string }>('SELECT phone, name FROM contacts WHERE user_id = $1::uuid AND phone = ANY($2::text[])', [
+    o.userId,
+    o.phones,
+  ]);
   return new Map(rows.map((r) => [r.phone, r.name]));
 }
 
-/** Prisma's `contains` is an (I)LIKE pattern: `%`, `_` and `\` in the user's text must match themselves. */
+/** An ILIKE pattern's literal text: `%`, `_` and `\` in the user's text must match themselves. */
 function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

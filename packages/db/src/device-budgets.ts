@@ -1,27 +1,22 @@
-import { budgetWindows, deviceSimNumbers, hasBudget, MINUTE_MS, readSimBudgets, type BudgetCounts, type Budgets, type SimBudgets } from '@smsgw/core';
+import { budgetWindows, deviceSimNumbers, hasBudget, MINUTE_MS, readSimBudgets, type BudgetCounts, type DeviceBudgetLimits } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
-/**
- * The statements of carrier budgets (docs/devices.md, "Carrier budgets"): the devices' limits, the
- * messages' sizes, and what Postgres (the record) says each device and SIM was handed in its
- * windows: shown as usage, and the seed of the shared counters in Redis.
- */
-export interface DeviceBudgetLimits {
-  device: Budgets;
-  /** Only the SIMs with a budget, by number. */
-  sims: SimBudgets[];
-  /** The SIMs the device has (packages/core, deviceSimNumbers). */
-  simNumbers: number[];
-  /** Changes with any budget: counters made under other limits are rebuilt. */
-  generation: string;
-}
+// The statements of carrier budgets (docs/devices.md, "Carrier budgets"): the devices' limits and
+// what Postgres (the record) says each device and SIM was handed in its windows: shown as usage,
+// and the seed of the shared counters in Redis.
 
 /** The budgets of those of `deviceIds` that have any (devices without one are left out). */
 export async function deviceBudgetLimits(sql: Sql, deviceIds: string[]): Promise<Map<string, DeviceBudgetLimits>> {
   if (deviceIds.length === 0) return new Map();
   const { rows } = await sql.query<{
-    id: string; per_hour: number | null; per_day: number | null; per_month: number | null; recipients: number | null;
-    sim_budgets: unknown; sim_cards: unknown; changed: Date | null;
+    id: string;
+    per_hour: number | null;
+    per_day: number | null;
+    per_month: number | null;
+    recipients: number | null;
+    sim_budgets: unknown;
+    sim_cards: unknown;
+    changed: Date | null;
   }>(
     `SELECT id, segments_per_hour AS per_hour, segments_per_day AS per_day, segments_per_month AS per_month,
             unique_recipients_per_month AS recipients, sim_budgets, sim_cards, budgets_changed_at AS changed
@@ -39,22 +34,6 @@ export async function deviceBudgetLimits(sql: Sql, deviceIds: string[]): Promise
     if (hasBudget(device) || sims.length > 0) limits.set(r.id, { device, sims, simNumbers, generation: String(r.changed?.getTime() ?? 0) });
   }
   return limits;
-}
-
-/** What a message costs: its parts, its recipient, and the SIM its sender asked for (null: any). */
-export interface BudgetMessage {
-  segments: number;
-  to: string;
-  requestedSim: number | null;
-}
-
-export async function budgetMessages(sql: Sql, ids: string[]): Promise<Map<string, BudgetMessage>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await sql.query<{ id: string; segments: number; to_number: string; sim: number | null }>(
-    `SELECT id, segments, to_number, CASE WHEN sim_picked THEN NULL ELSE sim_number END AS sim FROM messages WHERE id = ANY($1::uuid[])`,
-    [ids],
-  );
-  return new Map(rows.map((r) => [r.id, { segments: r.segments, to: r.to_number, requestedSim: r.sim }]));
 }
 
 // The messages a device (or one of its SIMs: $2, 0 for the whole device) was handed since $3.
@@ -90,7 +69,13 @@ export async function budgetCounts(sql: Sql, deviceIds: string[], now: Date): Pr
   if (deviceIds.length === 0) return counts;
   const w = budgetWindows(now);
   const { rows } = await sql.query<{
-    device_id: string; sim: number; hour: string; hour_oldest: Date | null; day: string; month: string; recipients: string;
+    device_id: string;
+    sim: number;
+    hour: string;
+    hour_oldest: Date | null;
+    day: string;
+    month: string;
+    recipients: string;
   }>(
     `SELECT device_id, CASE WHEN grouping(sim_number) = 1 THEN 0 ELSE sim_number END AS sim,
             coalesce(sum(segments) FILTER (WHERE assigned_at >= $3), 0) AS hour,

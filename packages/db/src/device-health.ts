@@ -1,4 +1,4 @@
-import type { DeviceEventType, DeviceFields, DeviceRecord, HealthReport, HealthStatus } from '@smsgw/core';
+import { PING_EVENT_TYPE, type DeviceEventType, type DeviceFields, type DeviceRecord, type HealthReport, type HealthStatus } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 import type { DeliveryRef } from './webhook-deliveries.ts';
 
@@ -8,23 +8,62 @@ import type { DeliveryRef } from './webhook-deliveries.ts';
  * deliveries that announce it.
  */
 
-/** Records a device's report of itself (only the fields it sent) and that it was seen. */
-export async function recordHealthReport(sql: Sql, deviceId: string, report: Partial<HealthReport>, now: Date): Promise<void> {
+/**
+ * Records a device's report of itself (only the fields it sent) and that it was seen; in the same
+ * statement, a `device.ping` delivery to each of the user's enabled SMS Gate `system:ping`
+ * endpoints (their device filter applying) that had none for this device within the ping interval:
+ * the account's SMS Gate `ping.interval_seconds` when it is a positive number, else
+ * `defaultPingSeconds` (what smsgw asks of the phones). So a device reporting more often than that
+ * pings no more often. Returns the deliveries to enqueue.
+ */
+export async function recordHealthReport(
+  sql: Sql,
+  deviceId: string,
+  report: Partial<HealthReport>,
+  now: Date,
+  defaultPingSeconds: number,
+): Promise<DeliveryRef[]> {
   const given = (key: keyof HealthReport) => report[key] !== undefined;
-  await sql.query(
-    `UPDATE devices SET
-       battery_level = CASE WHEN $3 THEN $4::int ELSE battery_level END,
-       battery_charging = CASE WHEN $5 THEN $6::boolean ELSE battery_charging END,
-       signal_dbm = CASE WHEN $7 THEN $8::int ELSE signal_dbm END,
-       network = CASE WHEN $9 THEN $10::text ELSE network END,
-       health_reported_at = $2, last_seen_at = greatest(last_seen_at, $2)
-     WHERE id = $1`,
+  const interval = `CASE WHEN jsonb_typeof(s.settings->'ping'->'interval_seconds') = 'number'
+      AND (s.settings->'ping'->>'interval_seconds')::numeric > 0 THEN (s.settings->'ping'->>'interval_seconds')::numeric ELSE $12 END`;
+  const { rows } = await sql.query<{ id: string; webhook_id: string }>(
+    `WITH seen AS (
+       UPDATE devices SET
+         battery_level = CASE WHEN $3 THEN $4::int ELSE battery_level END,
+         battery_charging = CASE WHEN $5 THEN $6::boolean ELSE battery_charging END,
+         signal_dbm = CASE WHEN $7 THEN $8::int ELSE signal_dbm END,
+         network = CASE WHEN $9 THEN $10::text ELSE network END,
+         health_reported_at = $2, last_seen_at = greatest(last_seen_at, $2)
+       WHERE id = $1
+       RETURNING id, user_id, battery_level, battery_charging, app_version
+     )
+     INSERT INTO webhook_deliveries (id, webhook_id, user_id, type, occurred_at, data, created_at)
+     SELECT gen_random_uuid(), w.id, w.user_id, $11, $2,
+            jsonb_build_object('device_id', seen.id, 'battery_level', seen.battery_level, 'battery_charging', seen.battery_charging, 'app_version', seen.app_version), $2
+     FROM seen
+     JOIN webhooks w ON w.user_id = seen.user_id AND w.enabled AND $11 = ANY(w.events) AND (w.device_id IS NULL OR w.device_id = seen.id)
+     LEFT JOIN sms_gate_settings s ON s.user_id = seen.user_id
+     WHERE NOT EXISTS (
+       SELECT 1 FROM webhook_deliveries d
+       WHERE d.webhook_id = w.id AND d.created_at > $2::timestamptz - make_interval(secs => ${interval}) AND d.data->>'device_id' = seen.id::text
+     )
+     RETURNING id, webhook_id`,
     [
-      deviceId, now,
-      given('batteryLevel'), report.batteryLevel ?? null, given('batteryCharging'), report.batteryCharging ?? null,
-      given('signalDbm'), report.signalDbm ?? null, given('network'), report.network ?? null,
+      deviceId,
+      now,
+      given('batteryLevel'),
+      report.batteryLevel ?? null,
+      given('batteryCharging'),
+      report.batteryCharging ?? null,
+      given('signalDbm'),
+      report.signalDbm ?? null,
+      given('network'),
+      report.network ?? null,
+      PING_EVENT_TYPE,
+      defaultPingSeconds,
     ],
   );
+  return rows.map((r) => ({ id: r.id, webhookId: r.webhook_id }));
 }
 
 /** A device the sweep judges: its record's fields, its user and its last announcement. */
@@ -40,24 +79,45 @@ export async function healthCandidates(sql: Sql, options: { after?: string; limi
   const { rows } = await sql.query<Record<string, never>>(
     `SELECT id, user_id, name, enabled, protocol, last_seen_at, stream_seen_at, stream_closed_at, app_version, push_token, sim_cards,
             rate_limit_per_minute, rate_limit_per_hour, rate_limit_per_day, segments_per_hour, segments_per_day, segments_per_month,
-            unique_recipients_per_month, sim_budgets, battery_level, battery_charging, signal_dbm, network,
+            unique_recipients_per_month, sim_budgets, twilio_sms_url, sim_twilio_sms_urls, battery_level, battery_charging, signal_dbm, network,
             failures_in_a_row, paused_until, pause_reason, created_at, updated_at, health_status, health_reasons, health_changed_at
      FROM devices WHERE enabled AND deleted_at IS NULL AND last_seen_at IS NOT NULL AND id > $1::uuid ORDER BY id LIMIT $2`,
     [options.after ?? '00000000-0000-0000-0000-000000000000', options.limit],
   );
   return rows.map((r: Record<string, unknown>) => ({
-    id: r.id as string, userId: r.user_id as string, name: r.name as string, enabled: r.enabled as boolean,
-    protocol: r.protocol as DeviceFields['protocol'], lastSeenAt: r.last_seen_at as Date | null, streamSeenAt: r.stream_seen_at as Date | null,
+    id: r.id as string,
+    userId: r.user_id as string,
+    name: r.name as string,
+    enabled: r.enabled as boolean,
+    protocol: r.protocol as DeviceFields['protocol'],
+    lastSeenAt: r.last_seen_at as Date | null,
+    streamSeenAt: r.stream_seen_at as Date | null,
     streamClosedAt: r.stream_closed_at as Date | null,
-    appVersion: r.app_version as string | null, pushToken: r.push_token as boolean, simCards: r.sim_cards,
-    rateLimitPerMinute: r.rate_limit_per_minute as number | null, rateLimitPerHour: r.rate_limit_per_hour as number | null,
-    rateLimitPerDay: r.rate_limit_per_day as number | null, segmentsPerHour: r.segments_per_hour as number | null,
-    segmentsPerDay: r.segments_per_day as number | null, segmentsPerMonth: r.segments_per_month as number | null,
-    uniqueRecipientsPerMonth: r.unique_recipients_per_month as number | null, simBudgets: r.sim_budgets, batteryLevel: r.battery_level as number | null,
-    batteryCharging: r.battery_charging as boolean | null, signalDbm: r.signal_dbm as number | null, network: r.network as string | null,
-    failuresInARow: r.failures_in_a_row as number, pausedUntil: r.paused_until as Date | null, pauseReason: r.pause_reason as string | null,
-    createdAt: r.created_at as Date, updatedAt: r.updated_at as Date,
-    healthStatus: r.health_status as HealthStatus | null, healthReasons: (r.health_reasons as string[] | null) ?? [], healthChangedAt: r.health_changed_at as Date | null,
+    appVersion: r.app_version as string | null,
+    pushToken: r.push_token as boolean,
+    simCards: r.sim_cards,
+    rateLimitPerMinute: r.rate_limit_per_minute as number | null,
+    rateLimitPerHour: r.rate_limit_per_hour as number | null,
+    rateLimitPerDay: r.rate_limit_per_day as number | null,
+    segmentsPerHour: r.segments_per_hour as number | null,
+    segmentsPerDay: r.segments_per_day as number | null,
+    segmentsPerMonth: r.segments_per_month as number | null,
+    uniqueRecipientsPerMonth: r.unique_recipients_per_month as number | null,
+    simBudgets: r.sim_budgets,
+    twilioSmsUrl: r.twilio_sms_url as string | null,
+    simTwilioSmsUrls: r.sim_twilio_sms_urls,
+    batteryLevel: r.battery_level as number | null,
+    batteryCharging: r.battery_charging as boolean | null,
+    signalDbm: r.signal_dbm as number | null,
+    network: r.network as string | null,
+    failuresInARow: r.failures_in_a_row as number,
+    pausedUntil: r.paused_until as Date | null,
+    pauseReason: r.pause_reason as string | null,
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+    healthStatus: r.health_status as HealthStatus | null,
+    healthReasons: (r.health_reasons as string[] | null) ?? [],
+    healthChangedAt: r.health_changed_at as Date | null,
   }));
 }
 
@@ -104,9 +164,14 @@ export async function announceHealth(sql: Sql, changes: HealthChange[], now: Dat
      SELECT 'moved' AS kind, id, NULL::uuid AS webhook_id FROM moved
      UNION ALL SELECT 'delivery', id, webhook_id FROM hooks`,
     [
-      changes.map((c) => c.deviceId), changes.map((c) => c.from.status), changes.map((c) => JSON.stringify(c.from.reasons)),
-      changes.map((c) => c.to), changes.map((c) => JSON.stringify(c.reasons)), changes.map((c) => c.event),
-      changes.map((c) => JSON.stringify(c.record)), now,
+      changes.map((c) => c.deviceId),
+      changes.map((c) => c.from.status),
+      changes.map((c) => JSON.stringify(c.from.reasons)),
+      changes.map((c) => c.to),
+      changes.map((c) => JSON.stringify(c.reasons)),
+      changes.map((c) => c.event),
+      changes.map((c) => JSON.stringify(c.record)),
+      now,
     ],
   );
   return {

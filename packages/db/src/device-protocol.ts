@@ -1,3 +1,4 @@
+import type { DeviceProtocol } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 import { DEVICE_TOKEN_PREFIX, hashSecret, sameHash } from './secrets.ts';
 
@@ -6,7 +7,7 @@ export interface AuthenticatedDevice {
   id: string;
   userId: string;
   enabled: boolean;
-  protocol: 'native' | 'sms_gate';
+  protocol: DeviceProtocol;
   lastSeenAt: Date | null;
   appVersion: string | null;
 }
@@ -15,8 +16,13 @@ export async function authenticateDevice(sql: Sql, token: string): Promise<Authe
   if (!token.startsWith(DEVICE_TOKEN_PREFIX) || token.length > 200) return null;
   const hash = hashSecret(token);
   const { rows } = await sql.query<{
-    id: string; user_id: string; enabled: boolean; protocol: AuthenticatedDevice['protocol']; last_seen_at: Date | null;
-    app_version: string | null; token_hash: Buffer;
+    id: string;
+    user_id: string;
+    enabled: boolean;
+    protocol: AuthenticatedDevice['protocol'];
+    last_seen_at: Date | null;
+    app_version: string | null;
+    token_hash: Buffer;
   }>(
     `SELECT id, user_id, enabled, protocol, last_seen_at, app_version, token_hash
      FROM devices WHERE token_hash = $1 AND deleted_at IS NULL`,
@@ -25,7 +31,11 @@ export async function authenticateDevice(sql: Sql, token: string): Promise<Authe
   const device = rows[0];
   if (!device || !sameHash(device.token_hash, hash)) return null;
   return {
-    id: device.id, userId: device.user_id, enabled: device.enabled, protocol: device.protocol, lastSeenAt: device.last_seen_at,
+    id: device.id,
+    userId: device.user_id,
+    enabled: device.enabled,
+    protocol: device.protocol,
+    lastSeenAt: device.last_seen_at,
     appVersion: device.app_version,
   };
 }
@@ -34,34 +44,34 @@ export async function authenticateDevice(sql: Sql, token: string): Promise<Authe
  * Records a device request, at most once per `everyMs` (availability is measured in tens of
  * seconds), and the app version it announced when that changed.
  */
-export async function markDeviceSeen(
-  sql: Sql,
-  device: AuthenticatedDevice,
-  now: Date,
-  options: { everyMs?: number; appVersion?: string } = {},
-): Promise<void> {
+export async function markDeviceSeen(sql: Sql, device: AuthenticatedDevice, now: Date, options: { everyMs?: number; appVersion?: string } = {}): Promise<void> {
   const { everyMs = 5000, appVersion } = options;
   const newVersion = appVersion !== undefined && appVersion !== device.appVersion;
   if (!newVersion && device.lastSeenAt && now.getTime() - device.lastSeenAt.getTime() < everyMs) return;
   await sql.query('UPDATE devices SET last_seen_at = $2, app_version = coalesce($3, app_version) WHERE id = $1', [
-    device.id, now, newVersion ? appVersion : null,
+    device.id,
+    now,
+    newVersion ? appVersion : null,
   ]);
   device.lastSeenAt = now;
   if (newVersion) device.appVersion = appVersion;
 }
 
 /**
- * The device holds an event stream (called when it opens and on every keepalive). Returns when the
- * device last reported its health (null: never), by which a stream into a device gone silent is
- * found dead (packages/core, `isStreamSilent`).
+ * The devices hold an event stream (called when one opens, and for every stream's keepalives
+ * together). Returns when each device last reported its health (null: never), by which a stream
+ * into a device gone silent is found dead (packages/core, `isStreamSilent`). The rows are locked in
+ * id order, so that two API processes marking overlapping sets never deadlock.
  */
-export async function markStreamSeen(sql: Sql, deviceId: string, now: Date): Promise<{ reportedAt: Date | null }> {
-  const { rows } = await sql.query<{ health_reported_at: Date | null }>(
-    `UPDATE devices SET stream_seen_at = greatest(stream_seen_at, $2), last_seen_at = greatest(last_seen_at, $2)
-     WHERE id = $1 RETURNING health_reported_at`,
-    [deviceId, now],
+export async function markStreamsSeen(sql: Sql, deviceIds: string[], now: Date): Promise<Map<string, Date | null>> {
+  if (deviceIds.length === 0) return new Map();
+  const { rows } = await sql.query<{ id: string; health_reported_at: Date | null }>(
+    `UPDATE devices d SET stream_seen_at = greatest(d.stream_seen_at, $2), last_seen_at = greatest(d.last_seen_at, $2)
+     FROM (SELECT id FROM devices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) locked
+     WHERE d.id = locked.id RETURNING d.id, d.health_reported_at`,
+    [deviceIds, now],
   );
-  return { reportedAt: rows[0]?.health_reported_at ?? null };
+  return new Map(rows.map((r) => [r.id, r.health_reported_at]));
 }
 
 /**
@@ -71,16 +81,14 @@ export async function markStreamSeen(sql: Sql, deviceId: string, now: Date): Pro
  */
 export async function markStreamClosed(sql: Sql, deviceId: string, now: Date): Promise<void> {
   await sql.query('UPDATE devices SET stream_closed_at = greatest(stream_closed_at, $2), last_seen_at = greatest(last_seen_at, $2) WHERE id = $1', [
-    deviceId, now,
+    deviceId,
+    now,
   ]);
 }
 
 /** Of `ids`, those that are messages currently handled by the device. */
 export async function messagesOfDevice(sql: Sql, options: { deviceId: string; ids: string[] }): Promise<Set<string>> {
   if (options.ids.length === 0) return new Set();
-  const { rows } = await sql.query<{ id: string }>('SELECT id FROM messages WHERE id = ANY($1::uuid[]) AND device_id = $2', [
-    options.ids,
-    options.deviceId,
-  ]);
+  const { rows } = await sql.query<{ id: string }>('SELECT id FROM messages WHERE id = ANY($1::uuid[]) AND device_id = $2', [options.ids, options.deviceId]);
   return new Set(rows.map((r) => r.id));
 }

@@ -1,57 +1,10 @@
-import { statesLeadingTo, type MessageEventType, type MessageState } from '@smsgw/core';
+import { clampReportedAtSql, neverHandedSql, protocolsWith, statesLeadingTo, type MessageEventType, type MessageState } from '@smsgw/core';
 import { beforeQueueDeadline } from './queue-deadline.ts';
 import type { Sql } from './sql.ts';
 import { stickyFromAssignedCte } from './sticky-senders.ts';
 import { TRANSITIONED_SELECT, toTransitioned, webhookEventsCte, type Transitioned } from './webhook-deliveries.ts';
 
-/** The dispatcher's statements: assignment, failure, reports. Each is one statement per batch. */
-export interface PendingMessage {
-  id: string;
-  userId: string;
-  requestedDeviceId: string | null;
-  /** The device of the previous assignment, if a lease expired; avoided when another is available. */
-  previousDeviceId: string | null;
-  requestedDeviceGone: boolean;
-  /** Scheduled: no device may have it before then. */
-  sendAt: Date | null;
-  /** Not handed to a device by then, it fails. */
-  validUntil: Date | null;
-  /** With sendAt, where MAX_QUEUE_SECONDS counts from when validUntil is null. */
-  createdAt: Date;
-  /** Devices that failed it before it left them (failover): never given it again. */
-  attemptedDeviceIds: string[];
-  /** SMS Gate's priority: 100 or more skips the devices' pacing (PRIORITY_SKIPS_PACING). */
-  priority: number;
-}
-
-/** The priority from which a message skips its device's pacing (as the SMS Gate app skips its own limits); carrier budgets still apply. */
-export const PRIORITY_SKIPS_PACING = 100;
-
-export async function loadPendingMessages(sql: Sql, ids: string[]): Promise<PendingMessage[]> {
-  const { rows } = await sql.query<{
-    id: string; user_id: string; requested_device_id: string | null; device_id: string | null; gone: boolean; send_at: Date | null;
-    valid_until: Date | null; created_at: Date; attempted: string[]; priority: number;
-  }>(
-    `SELECT m.id, m.user_id, m.requested_device_id, m.device_id, (d.deleted_at IS NOT NULL) AS gone, m.send_at, m.valid_until, m.created_at,
-       m.priority,
-       ARRAY(SELECT a->>'device_id' FROM jsonb_array_elements(m.attempts) AS a) AS attempted
-     FROM messages m LEFT JOIN devices d ON d.id = m.requested_device_id
-     WHERE m.id = ANY($1::uuid[]) AND m.state = 'pending'`,
-    [ids],
-  );
-  return rows.map((r) => ({
-    id: r.id,
-    userId: r.user_id,
-    requestedDeviceId: r.requested_device_id,
-    previousDeviceId: r.device_id,
-    requestedDeviceGone: r.gone === true,
-    sendAt: r.send_at,
-    validUntil: r.valid_until,
-    createdAt: r.created_at,
-    attemptedDeviceIds: r.attempted,
-    priority: r.priority,
-  }));
-}
+// The dispatcher's statements: assignment, failure, reports. Each is one statement per batch.
 
 /** The error of a message that no device took before its valid_until (or within MAX_QUEUE_SECONDS). */
 export const EXPIRED_BEFORE_SENT = 'expired before it could be sent';
@@ -66,7 +19,7 @@ const PICKED_SIM = `sim_number = CASE WHEN m.sim_number IS NOT NULL AND NOT m.si
  * Assigns messages to devices (pending -> assigned, compare-and-set); returns those it moved. A
  * message not yet due (send_at) or past its queue deadline (its valid_until, else
  * `maxQueueSeconds` from when it was due; none when not given) is never assigned, whichever job
- * runs. `simNumber` (sticky sender) is used when the message names no SIM itself. The same
+ * runs; nor is an encrypted one to a device whose protocol does not send encrypted messages (it could not read it). `simNumber` (sticky sender) is used when the message names no SIM itself. The same
  * statement remembers the device as the recipient's sticky one (`sticky`, for users who have it on).
  */
 export async function assignMessages(
@@ -82,14 +35,20 @@ export async function assignMessages(
          ${PICKED_SIM}
        FROM input WHERE m.id = input.id AND m.state = ANY($4::message_state[])
          AND (m.send_at IS NULL OR m.send_at <= $3) AND ${beforeQueueDeadline('m', '$5', '$3')}
-       RETURNING m.id, m.device_id, m.user_id, m.to_number, m.sim_number
+         AND (NOT m.is_encrypted OR EXISTS (SELECT 1 FROM devices d WHERE d.id = input.device_id AND d.protocol = ANY($7::device_protocol[])))
+       RETURNING m.id, m.device_id, m.user_id, m.to_number, m.sim_number, m.is_encrypted
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at) SELECT id, 'assigned', device_id, $3 FROM moved
      ), ${stickyFromAssignedCte('$3')}
      SELECT id, device_id FROM moved`,
     [
-      options.assignments.map((a) => a.id), options.assignments.map((a) => a.deviceId), options.now, statesLeadingTo('assigned'),
-      options.maxQueueSeconds ?? null, options.assignments.map((a) => a.simNumber ?? null),
+      options.assignments.map((a) => a.id),
+      options.assignments.map((a) => a.deviceId),
+      options.now,
+      statesLeadingTo('assigned'),
+      options.maxQueueSeconds ?? null,
+      options.assignments.map((a) => a.simNumber ?? null),
+      protocolsWith('encryptedMessages'),
     ],
   );
   return rows.map((r) => ({ id: r.id, deviceId: r.device_id }));
@@ -99,10 +58,7 @@ export async function assignMessages(
  * Fails messages that are in one of `from` (by default every state that may fail), with a reason,
  * and writes their `message.failed` webhook events in the same statement.
  */
-export async function failMessages(
-  sql: Sql,
-  options: { ids: string[]; error: string; now: Date; from?: MessageState[] },
-): Promise<Transitioned> {
+export async function failMessages(sql: Sql, options: { ids: string[]; error: string; now: Date; from?: MessageState[] }): Promise<Transitioned> {
   if (options.ids.length === 0) return { moved: [], deliveries: [] };
   const from = (options.from ?? statesLeadingTo('failed')).filter((s) => statesLeadingTo('failed').includes(s));
   const events: MessageEventType[] = ['message.failed'];
@@ -130,9 +86,8 @@ export interface ReportInput {
   error: string | null;
 }
 
-// `at` is the device's clock: kept between the first offer (or the acknowledgement) and now, so
-// that the history stays in order.
-const AT = 'least(greatest(input.at, m.sending_at, m.offered_at), $5::timestamptz)';
+// `at` is the device's clock, clamped (@smsgw/core's `clampReportedAt`).
+const AT = clampReportedAtSql('input.at', 'm', '$5');
 const ACKNOWLEDGED = `sending_at = coalesce(m.sending_at, ${AT})`;
 const REPORT_SETS: Record<ReportStatus, string> = {
   sending: ACKNOWLEDGED,
@@ -165,11 +120,13 @@ export async function applyReports(
   const from = statesLeadingTo(status).filter((s) => s !== 'pending' && (!options.from || options.from.includes(s)));
   const { rows } = await sql.query<{ kind: string; id: string; webhook_id: string | null }>(
     `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $6::uuid[]) AS t(id, at, error, device_id)),
+     -- Rows locked in id order, whatever the order of the reports: two batches over the same messages wait, never deadlock.
+     locked AS (SELECT m.id FROM messages m WHERE m.id = ANY($1::uuid[]) AND m.state = ANY($7::message_state[]) ORDER BY m.id FOR UPDATE),
      moved AS (
        UPDATE messages m SET state = $4::message_state, updated_at = $5, ${REPORT_SETS[status]}
-       FROM input
+       FROM input JOIN locked ON locked.id = input.id
        WHERE m.id = input.id AND m.device_id = input.device_id AND m.state = ANY($7::message_state[])
-         AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
+         AND NOT ${neverHandedSql('m')}
        RETURNING m.id, m.user_id, m.device_id, ${AT} AS at, input.error, to_jsonb(m) AS snapshot
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
@@ -177,7 +134,13 @@ export async function applyReports(
      ), ${webhookEventsCte('$8')}
      ${TRANSITIONED_SELECT}`,
     [
-      reports.map((r) => r.id), reports.map((r) => r.at), reports.map((r) => r.error), status, now, reports.map((r) => r.deviceId), from,
+      reports.map((r) => r.id),
+      reports.map((r) => r.at),
+      reports.map((r) => r.error),
+      status,
+      now,
+      reports.map((r) => r.deviceId),
+      from,
       options.events ?? REPORT_EVENTS[status],
     ],
   );

@@ -1,5 +1,6 @@
-import { statesLeadingTo, type AvailabilityWindows } from '@smsgw/core';
+import { clampReportedAtSql, inHandSql, unclaimedSql, type AvailabilityWindows } from '@smsgw/core';
 import { availableDeviceCondition, windowParams, windowValues } from './availability.ts';
+import { releaseToPendingStatement } from './leases.ts';
 import type { Sql } from './sql.ts';
 import { webhookEventsCte, type DeliveryRef } from './webhook-deliveries.ts';
 
@@ -29,16 +30,15 @@ export interface FailedOver {
   devices: { id: string; retryableFailuresInARow: number; quarantines: number; pausedUntil: Date | null }[];
 }
 
-// The states a retryable failure moves from (the status machine's moves back to `pending`, of a
-// message in its device's hands): the same set moves to `failed` when it is not retried.
-const FAILOVER_FROM = statesLeadingTo('pending').filter((s) => statesLeadingTo('failed').includes(s));
-
 const DEFAULT_ERROR = 'The device reported that sending failed before the message left it.';
 
-// `at` is the device's clock, kept between the first offer (or the acknowledgement) and now, as for any report.
-const AT = 'least(greatest(input.at, m.sending_at, m.offered_at), $6::timestamptz)';
+// `at` is the device's clock, clamped as for any report (@smsgw/core's `clampReportedAt`).
+const AT = clampReportedAtSql('input.at', 'm', '$6');
+// A retryable failure moves a message in its device's hands (the status machine's moves back to
+// `pending`); the same messages move to `failed` when they are not retried.
+const IN_HAND = inHandSql('m');
 const ISO = (at: string) => `to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const CLOSED = 'm.attempts || jsonb_build_array(jsonb_build_object(\'device_id\', m.device_id, \'error\', t.error, \'at\', t.at_iso))';
+const CLOSED = "m.attempts || jsonb_build_array(jsonb_build_object('device_id', m.device_id, 'error', t.error, 'at', t.at_iso))";
 
 /**
  * Applies retryable failures: a compare-and-set from `assigned` (offered) or `sending`, on the
@@ -66,10 +66,10 @@ export async function failOver(
           AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = m.user_id AND d.enabled AND d.deleted_at IS NULL AND d.id <> m.device_id
                       AND NOT m.attempts @> jsonb_build_array(jsonb_build_object('device_id', d.id)))) AS retry
        FROM messages m JOIN input ON m.id = input.id AND m.device_id = input.device_id
-       WHERE m.state = ANY($10::message_state[]) AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
+       WHERE ${IN_HAND}
      ), retried AS (
        UPDATE messages m SET state = 'pending', updated_at = $6, attempts = ${CLOSED}, offered_at = NULL, sending_at = NULL, error = NULL
-       FROM t WHERE m.id = t.id AND t.retry AND m.state = ANY($10::message_state[]) AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
+       FROM t WHERE m.id = t.id AND t.retry AND ${IN_HAND}
        RETURNING m.id, m.device_id, t.at, t.error, t.limited
      ), moved AS (
        UPDATE messages m SET state = 'failed', updated_at = $6, failed_at = t.at, sending_at = coalesce(m.sending_at, t.at),
@@ -77,7 +77,7 @@ export async function failOver(
          error = CASE WHEN jsonb_array_length(m.attempts) = 0 THEN t.error
            ELSE 'Failed on every device tried (' || (jsonb_array_length(m.attempts) + 1) || '): '
              || (SELECT string_agg(e->>'error', '; ' ORDER BY i) FROM jsonb_array_elements(${CLOSED}) WITH ORDINALITY AS x(e, i)) END
-       FROM t WHERE m.id = t.id AND NOT t.retry AND m.state = ANY($10::message_state[]) AND (m.state <> 'assigned' OR m.offered_at IS NOT NULL)
+       FROM t WHERE m.id = t.id AND NOT t.retry AND ${IN_HAND}
        RETURNING m.id, m.user_id, m.device_id, t.at, m.error, t.limited, to_jsonb(m) AS snapshot
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
@@ -98,8 +98,15 @@ export async function failOver(
      UNION ALL SELECT 'delivery', id, webhook_id, NULL, NULL, NULL FROM hooks
      UNION ALL SELECT 'device', id, NULL, n, q, until FROM counted`,
     [
-      failures.map((f) => f.id), failures.map((f) => f.at), failures.map((f) => f.error), failures.map((f) => f.deviceId),
-      failures.map((f) => f.limitExceeded), now, options.maxAttempts, options.limitPausedUntil, ['message.failed'], FAILOVER_FROM,
+      failures.map((f) => f.id),
+      failures.map((f) => f.at),
+      failures.map((f) => f.error),
+      failures.map((f) => f.deviceId),
+      failures.map((f) => f.limitExceeded),
+      now,
+      options.maxAttempts,
+      options.limitPausedUntil,
+      ['message.failed'],
     ],
   );
   const result = empty;
@@ -117,10 +124,7 @@ export async function failOver(
  * paused at `now` (so of two dispatchers that saw the threshold, one quarantines it). Returns the
  * devices quarantined.
  */
-export async function quarantineDevices(
-  sql: Sql,
-  options: { devices: { id: string; quarantines: number; until: Date }[]; now: Date },
-): Promise<string[]> {
+export async function quarantineDevices(sql: Sql, options: { devices: { id: string; quarantines: number; until: Date }[]; now: Date }): Promise<string[]> {
   if (options.devices.length === 0) return [];
   const { devices, now } = options;
   const { rows } = await sql.query<{ id: string }>(
@@ -136,10 +140,10 @@ export async function quarantineDevices(
 /** The devices of these users that are paused at `now` (out of round-robin). */
 export async function pausedDevices(sql: Sql, options: { userIds: string[]; now: Date }): Promise<Set<string>> {
   if (options.userIds.length === 0) return new Set();
-  const { rows } = await sql.query<{ id: string }>(
-    'SELECT id FROM devices WHERE user_id = ANY($1::uuid[]) AND paused_until > $2 AND deleted_at IS NULL',
-    [options.userIds, options.now],
-  );
+  const { rows } = await sql.query<{ id: string }>('SELECT id FROM devices WHERE user_id = ANY($1::uuid[]) AND paused_until > $2 AND deleted_at IS NULL', [
+    options.userIds,
+    options.now,
+  ]);
   return new Set(rows.map((r) => r.id));
 }
 
@@ -150,21 +154,15 @@ export async function pausedDevices(sql: Sql, options: { userIds: string[]; now:
  */
 export async function releaseFromUnavailable(sql: Sql, options: { windows: AvailabilityWindows; limit: number; now: Date }): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
-    `WITH picked AS (
-       SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
-       WHERE m.state = 'assigned' AND m.offered_at IS NULL AND m.requested_device_id IS NULL
+    releaseToPendingStatement(
+      `SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
+       WHERE ${unclaimedSql('m')} AND m.requested_device_id IS NULL
          -- IS NOT TRUE: a device never seen on a stream makes the condition null, not false.
          AND ${availableDeviceCondition('d', windowParams(3))} IS NOT TRUE
-       ORDER BY m.assigned_at LIMIT $1 FOR UPDATE OF m SKIP LOCKED
-     ), moved AS (
-       UPDATE messages m SET state = 'pending', updated_at = $2
-       FROM picked WHERE m.id = picked.id AND m.state = 'assigned' AND m.offered_at IS NULL
-       RETURNING m.id, m.device_id
-     ), history AS (
-       INSERT INTO message_events (message_id, state, device_id, at, detail)
-       SELECT id, 'pending', device_id, $2, 'Its device went offline before taking it; assigned again.' FROM moved
-     )
-     SELECT id FROM moved`,
+       ORDER BY m.assigned_at LIMIT $1 FOR UPDATE OF m SKIP LOCKED`,
+      '$2',
+      `'Its device went offline before taking it; assigned again.'`,
+    ),
     [options.limit, options.now, ...windowValues(options.windows)],
   );
   return rows.map((r) => r.id);

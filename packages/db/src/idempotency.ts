@@ -1,4 +1,3 @@
-import type { Db } from './client.ts';
 import type { Queryable } from './store-send.ts';
 import { sameHash } from './secrets.ts';
 
@@ -20,11 +19,14 @@ export interface KeyOptions {
 }
 
 /** What the key holds now: a response to replay, another request's key, or nothing (expired keys count as nothing). */
-export async function lookupIdempotencyKey(db: Db, o: KeyOptions): Promise<IdempotencyLookup> {
-  const existing = await db.idempotencyKey.findUnique({
-    where: { userId_key: { userId: o.userId, key: o.key } },
-    select: { requestHash: true, completedAt: true, responseCode: true, responseBody: true, createdAt: true },
-  });
+export async function lookupIdempotencyKey(q: Queryable, o: KeyOptions): Promise<IdempotencyLookup> {
+  const { rows } = await q.query<{ requestHash: Buffer; completedAt: Date | null; responseCode: number | null; responseBody: unknown; createdAt: Date }>(
+    `SELECT request_hash AS "requestHash", completed_at AS "completedAt", response_code AS "responseCode", response_body AS "responseBody",
+            created_at AS "createdAt"
+       FROM idempotency_keys WHERE user_id = $1 AND key = $2`,
+    [o.userId, o.key],
+  );
+  const existing = rows[0];
   // A record without a response was left by a request that died under an earlier version: nothing.
   if (!existing || existing.completedAt === null || existing.responseCode === null) return { outcome: 'new' };
   if (existing.createdAt.getTime() < o.now.getTime() - o.retentionMs) return { outcome: 'new' };

@@ -33,10 +33,12 @@ describe('inTransaction', () => {
   it('commits what the work did when it returns, and rolls it back when it throws', async () => {
     await sql.query('CREATE TABLE IF NOT EXISTS tx_probe (v int)');
     await inTransaction(sql, (client) => client.query('INSERT INTO tx_probe VALUES (1)'));
-    await expect(inTransaction(sql, async (client) => {
-      await client.query('INSERT INTO tx_probe VALUES (2)');
-      throw new Error('refused');
-    })).rejects.toThrow('refused');
+    await expect(
+      inTransaction(sql, async (client) => {
+        await client.query('INSERT INTO tx_probe VALUES (2)');
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
     expect((await sql.query('SELECT v FROM tx_probe ORDER BY v')).rows).toEqual([{ v: 1 }]);
   });
 });

@@ -1,3 +1,4 @@
+import { inHandSql, neverHandedSql, unclaimedSql } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
 /**
@@ -10,42 +11,49 @@ import type { Sql } from './sql.ts';
 const NOT_TAKING = '(d.offered_at IS NULL OR d.offered_at < $1)';
 
 /**
- * Assigned messages never offered, past the assignment lease, of a device that is not taking
- * messages: back to `pending` (and to round-robin), at most `maxAssignments` times.
+ * The statement that moves the assigned messages `picked` selects (their `m.id`, locked `FOR
+ * UPDATE OF m SKIP LOCKED`) back to `pending` while they are still unclaimed, with an event that
+ * says why (`detail`, an SQL string literal); `now` is the parameter holding the time. It returns
+ * the moved ids. The sweep's two releases (not taken in time here, device unavailable in
+ * failover.ts) differ only in what they pick.
  */
-export async function releaseUnclaimed(
-  sql: Sql,
-  options: { assignedBefore: Date; maxAssignments: number; limit: number; now: Date },
-): Promise<string[]> {
-  const { assignedBefore, maxAssignments, limit, now } = options;
-  const { rows } = await sql.query<{ id: string }>(
-    `WITH picked AS (
-       SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
-       WHERE m.state = 'assigned' AND m.offered_at IS NULL AND m.assigned_at < $1 AND m.requested_device_id IS NULL AND m.assignments < $2
-         AND ${NOT_TAKING}
-       ORDER BY m.assigned_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
-     ), moved AS (
-       UPDATE messages m SET state = 'pending', updated_at = $4
-       FROM picked WHERE m.id = picked.id AND m.state = 'assigned' AND m.offered_at IS NULL
+export function releaseToPendingStatement(picked: string, now: string, detail: string): string {
+  return `WITH picked AS (${picked}), moved AS (
+       UPDATE messages m SET state = 'pending', updated_at = ${now}
+       FROM picked WHERE m.id = picked.id AND ${unclaimedSql('m')}
        RETURNING m.id, m.device_id
      ), history AS (
        INSERT INTO message_events (message_id, state, device_id, at, detail)
-       SELECT id, 'pending', device_id, $4, 'Not taken by the device in time; assigned again.' FROM moved
+       SELECT id, 'pending', device_id, ${now}, ${detail} FROM moved
      )
-     SELECT id FROM moved`,
+     SELECT id FROM moved`;
+}
+
+/**
+ * Assigned messages never offered, past the assignment lease, of a device that is not taking
+ * messages: back to `pending` (and to round-robin), at most `maxAssignments` times.
+ */
+export async function releaseUnclaimed(sql: Sql, options: { assignedBefore: Date; maxAssignments: number; limit: number; now: Date }): Promise<string[]> {
+  const { assignedBefore, maxAssignments, limit, now } = options;
+  const { rows } = await sql.query<{ id: string }>(
+    releaseToPendingStatement(
+      `SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
+       WHERE ${unclaimedSql('m')} AND m.assigned_at < $1 AND m.requested_device_id IS NULL AND m.assignments < $2
+         AND ${NOT_TAKING}
+       ORDER BY m.assigned_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED`,
+      '$4',
+      `'Not taken by the device in time; assigned again.'`,
+    ),
     [assignedBefore, maxAssignments, limit, now],
   );
   return rows.map((r) => r.id);
 }
 
 /** Assigned messages past their lease, never offered, of a device not taking messages, that may not move (out of assignments). */
-export async function unclaimedExhausted(
-  sql: Sql,
-  options: { assignedBefore: Date; maxAssignments: number; limit: number },
-): Promise<string[]> {
+export async function unclaimedExhausted(sql: Sql, options: { assignedBefore: Date; maxAssignments: number; limit: number }): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
     `SELECT m.id FROM messages m JOIN devices d ON d.id = m.device_id
-     WHERE m.state = 'assigned' AND m.offered_at IS NULL AND m.assigned_at < $1 AND m.requested_device_id IS NULL AND m.assignments >= $2
+     WHERE ${unclaimedSql('m')} AND m.assigned_at < $1 AND m.requested_device_id IS NULL AND m.assignments >= $2
        AND ${NOT_TAKING}
      ORDER BY m.assigned_at LIMIT $3`,
     [options.assignedBefore, options.maxAssignments, options.limit],
@@ -64,8 +72,9 @@ export async function lapsedOffers(
   options: { offeredBefore: Date; createdBefore: Date; validBefore: Date; limit: number },
 ): Promise<{ unacknowledged: string[]; unreported: string[] }> {
   const { rows } = await sql.query<{ id: string; state: 'assigned' | 'sending' }>(
+    // The offer too for `sending`: the lease counts from it (a `sending` row never offered, if any, lapses not).
     `SELECT id, state FROM messages
-     WHERE state IN ('assigned', 'sending') AND offered_at IS NOT NULL
+     WHERE ${inHandSql('messages')} AND offered_at IS NOT NULL
        AND (offered_at < $1 OR coalesce(send_at, created_at) < $2 OR valid_until < $4)
      ORDER BY offered_at LIMIT $3`,
     [options.offeredBefore, options.createdBefore, options.limit, options.validBefore],
@@ -76,7 +85,7 @@ export async function lapsedOffers(
   };
 }
 
-const NEVER_HANDED = `(state = 'pending' OR (state = 'assigned' AND offered_at IS NULL))`;
+const NEVER_HANDED = neverHandedSql('messages');
 
 /**
  * Messages that never reached a device's hands (pending, or assigned and never offered) and were

@@ -1,5 +1,5 @@
 import type { MessageState } from '@smsgw/core';
-import type { Db } from './client.ts';
+import type { SqlPool } from './sql.ts';
 
 export interface MessageEventRow {
   state: MessageState;
@@ -9,10 +9,10 @@ export interface MessageEventRow {
 }
 
 /** The states a message went through after it was stored (assigned, sending, sent, …), oldest first. */
-export async function listMessageEvents(db: Db, messageId: string): Promise<MessageEventRow[]> {
-  return db.messageEvent.findMany({
-    where: { messageId },
-    orderBy: [{ at: 'asc' }, { id: 'asc' }],
-    select: { state: true, deviceId: true, detail: true, at: true },
-  });
+export async function listMessageEvents(sql: SqlPool, messageId: string): Promise<MessageEventRow[]> {
+  const { rows } = await sql.query<MessageEventRow>(
+    'SELECT state::text AS state, device_id AS "deviceId", detail, at FROM message_events WHERE message_id = $1 ORDER BY at, id',
+    [messageId],
+  );
+  return rows;
 }

@@ -32,7 +32,10 @@ export interface Migration {
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(join(dir, name, 'migration.sql'), 'utf8');
@@ -92,7 +95,13 @@ export async function databaseProblem(url: string, dir = MIGRATIONS_DIR): Promis
   try {
     const { rows } = await client.query<{ name: string | null }>(`SELECT to_regclass('"_prisma_migrations"')::text AS name`);
     const finished = rows[0]?.name
-      ? new Set((await client.query<{ migration_name: string }>('SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL')).rows.map((r) => r.migration_name))
+      ? new Set(
+          (
+            await client.query<{ migration_name: string }>(
+              'SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+            )
+          ).rows.map((r) => r.migration_name),
+        )
       : new Set<string>();
     const pending = (await readMigrations(dir)).filter((m) => !finished.has(m.name));
     if (pending.length === 0) return null;

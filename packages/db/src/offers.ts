@@ -1,3 +1,4 @@
+import { unacknowledgedSql, unclaimedSql } from '@smsgw/core';
 import { beforeQueueDeadline } from './queue-deadline.ts';
 import type { Sql } from './sql.ts';
 
@@ -21,6 +22,8 @@ export interface OfferedMessage {
   /** SMS Gate's priority: 100 or more makes the app skip its own limits and delays. */
   priority: number;
   withDeliveryReport: boolean;
+  /** `to` and `body` are SMS Gate ciphertexts, for the phone to decrypt (only SMS Gate phones are given such messages). */
+  encrypted: boolean;
 }
 
 /**
@@ -52,11 +55,21 @@ export async function offerMessages(
 ): Promise<OfferedMessage[]> {
   const { deviceId, limit, order, now } = options;
   const { rows } = await sql.query<{
-    id: string; to_number: string; body: string; created_at: Date; offered_at: Date | null; send_at: Date | null; valid_until: Date | null;
-    sim_number: number | null; priority: number; with_delivery_report: boolean;
+    id: string;
+    to_number: string;
+    body: string;
+    created_at: Date;
+    offered_at: Date | null;
+    send_at: Date | null;
+    valid_until: Date | null;
+    sim_number: number | null;
+    priority: number;
+    with_delivery_report: boolean;
+    is_encrypted: boolean;
   }>(
     `WITH picked AS (
-       SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at, m.send_at, m.valid_until, m.sim_number, m.priority, m.with_delivery_report
+       SELECT m.id, m.to_number, m.body, m.created_at, m.offered_at, m.send_at, m.valid_until, m.sim_number, m.priority, m.with_delivery_report,
+              m.is_encrypted
        FROM messages m
        WHERE m.device_id = $1 AND m.state = 'assigned' AND m.cancel_requested_at IS NULL
          AND (m.offered_at IS NOT NULL OR ${beforeQueueDeadline('m', '$4', '$3')})
@@ -75,8 +88,17 @@ export async function offerMessages(
     [deviceId, limit, now, options.maxQueueSeconds ?? null],
   );
   return rows.map((r) => ({
-    id: r.id, to: r.to_number, body: r.body, createdAt: r.created_at, offeredAt: r.offered_at ?? now, sendAt: r.send_at, validUntil: r.valid_until,
-    simNumber: r.sim_number, priority: r.priority, withDeliveryReport: r.with_delivery_report,
+    id: r.id,
+    to: r.to_number,
+    body: r.body,
+    createdAt: r.created_at,
+    offeredAt: r.offered_at ?? now,
+    sendAt: r.send_at,
+    validUntil: r.valid_until,
+    simNumber: r.sim_number,
+    priority: r.priority,
+    withDeliveryReport: r.with_delivery_report,
+    encrypted: r.is_encrypted,
   }));
 }
 
@@ -86,9 +108,9 @@ export async function offerMessages(
  */
 export async function readyForMoreOffers(sql: Sql, deviceId: string): Promise<boolean> {
   const { rows } = await sql.query<{ ready: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NULL)
-        AND NOT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND state = 'assigned' AND offered_at IS NOT NULL
-                        AND cancel_requested_at IS NULL) AS ready`,
+    `SELECT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND ${unclaimedSql('messages')})
+        AND NOT EXISTS (SELECT 1 FROM messages WHERE device_id = $1 AND ${unacknowledgedSql('messages')}
+                        AND messages.cancel_requested_at IS NULL) AS ready`,
     [deviceId],
   );
   return rows[0]?.ready === true;

@@ -53,7 +53,12 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 export async function webhookDevice(sql: Sql, deviceId: string, secret: string): Promise<WebhookDevice | null> {
   if (!isUuid(deviceId)) return null;
   const { rows } = await sql.query<{
-    id: string; user_id: string; enabled: boolean; last_seen_at: Date | null; app_version: string | null; signing_key: string | null;
+    id: string;
+    user_id: string;
+    enabled: boolean;
+    last_seen_at: Date | null;
+    app_version: string | null;
+    signing_key: string | null;
     inbound_secret: string | null;
   }>(
     `SELECT id, user_id, enabled, last_seen_at, app_version, signing_key, inbound_secret FROM devices

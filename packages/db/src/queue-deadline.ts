@@ -1,3 +1,4 @@
+import { neverHandedSql } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
 /**
@@ -22,7 +23,7 @@ export function beforeQueueDeadline(m: string, maxQueueSeconds: string, now: str
 export async function pastQueueDeadline(sql: Sql, options: { dueBefore: Date; limit: number }): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
     `SELECT id FROM messages
-     WHERE (state = 'pending' OR (state = 'assigned' AND offered_at IS NULL)) AND valid_until IS NULL AND coalesce(send_at, created_at) < $1
+     WHERE ${neverHandedSql('messages')} AND valid_until IS NULL AND coalesce(send_at, created_at) < $1
      ORDER BY created_at LIMIT $2`,
     [options.dueBefore, options.limit],
   );

@@ -82,18 +82,27 @@ export async function purgeMessages(sql: Sql, options: { finishedBefore: Date; l
 
 /** Deletes up to `limit` message events recorded before `before` (the history of messages kept longer). */
 export async function purgeMessageEvents(sql: Sql, options: { before: Date; limit: number }): Promise<number> {
-  const { rowCount } = await sql.query(
-    `DELETE FROM message_events WHERE id IN (SELECT id FROM message_events WHERE at < $1 LIMIT $2)`,
-    [options.before, options.limit],
-  );
+  const { rowCount } = await sql.query(`DELETE FROM message_events WHERE id IN (SELECT id FROM message_events WHERE at < $1 LIMIT $2)`, [
+    options.before,
+    options.limit,
+  ]);
   return rowCount ?? 0;
 }
 
-/** Deletes up to `limit` incoming SMS stored before `createdBefore`. */
+/**
+ * Deletes up to `limit` incoming SMS stored before `createdBefore`, each with its Twilio callback
+ * (and so that callback's delivery); returns how many SMS.
+ */
 export async function purgeReceivedMessages(sql: Sql, options: { createdBefore: Date; limit: number }): Promise<number> {
-  const { rowCount } = await sql.query(
-    `DELETE FROM received_messages WHERE id IN (SELECT id FROM received_messages WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+  const { rows } = await sql.query<{ deleted: number }>(
+    `WITH gone AS (
+       DELETE FROM received_messages WHERE id IN (SELECT id FROM received_messages WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING callback_id
+     ), released AS (
+       DELETE FROM message_callbacks WHERE id IN (SELECT callback_id FROM gone WHERE callback_id IS NOT NULL)
+     )
+     SELECT count(*)::int AS deleted FROM gone`,
     [options.createdBefore, options.limit],
   );
-  return rowCount ?? 0;
+  return rows[0]!.deleted;
 }

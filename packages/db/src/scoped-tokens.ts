@@ -24,7 +24,11 @@ export async function insertScopedTokens(sql: Sql, owner: ScopedTokenOwner, toke
     `INSERT INTO scoped_tokens (id, user_id, api_key_id, use, parent_id, scopes, expires_at)
      SELECT t.id, $1, $2, t.use, t.parent_id, t.scopes, t.expires_at
        FROM jsonb_to_recordset($3::jsonb) AS t(id uuid, use text, parent_id uuid, scopes text[], expires_at timestamptz)`,
-    [owner.userId, owner.apiKeyId, JSON.stringify(tokens.map((t) => ({ id: t.id, use: t.use, parent_id: t.parentId, scopes: t.scopes, expires_at: t.expiresAt })))],
+    [
+      owner.userId,
+      owner.apiKeyId,
+      JSON.stringify(tokens.map((t) => ({ id: t.id, use: t.use, parent_id: t.parentId, scopes: t.scopes, expires_at: t.expiresAt }))),
+    ],
   );
 }
 
@@ -34,10 +38,7 @@ export async function insertScopedTokens(sql: Sql, owner: ScopedTokenOwner, toke
  * (spent before, revoked, expired, unknown): a replay changes nothing. Of two concurrent refreshes
  * of one token, one wins.
  */
-export async function rotateRefreshToken(
-  sql: Sql,
-  options: { userId: string; refreshId: string; next: readonly ScopedTokenRow[] },
-): Promise<boolean> {
+export async function rotateRefreshToken(sql: Sql, options: { userId: string; refreshId: string; next: readonly ScopedTokenRow[] }): Promise<boolean> {
   const { rowCount } = await sql.query(
     `WITH spent AS (
        UPDATE scoped_tokens SET revoked_at = now()
@@ -52,7 +53,11 @@ export async function rotateRefreshToken(
          FROM spent, jsonb_to_recordset($3::jsonb) AS t(id uuid, use text, parent_id uuid, scopes text[], expires_at timestamptz)
      )
      SELECT 1 FROM spent`,
-    [options.refreshId, options.userId, JSON.stringify(options.next.map((t) => ({ id: t.id, use: t.use, parent_id: t.parentId, scopes: t.scopes, expires_at: t.expiresAt })))],
+    [
+      options.refreshId,
+      options.userId,
+      JSON.stringify(options.next.map((t) => ({ id: t.id, use: t.use, parent_id: t.parentId, scopes: t.scopes, expires_at: t.expiresAt }))),
+    ],
   );
   return rowCount === 1;
 }

@@ -1,8 +1,19 @@
 import {
-  AppError, RECIPIENT_OPTED_OUT, type BurstLog, type SendTimingInput, availabilityWindows, isE164, isUuid, newId, quotaPeriod, sendTiming,
+  AppError,
+  RECIPIENT_OPTED_OUT,
+  type BurstLog,
+  type SendTimingInput,
+  availabilityWindows,
+  isE164,
+  isUuid,
+  newId,
+  protocolsWith,
+  quotaPeriod,
+  sendTiming,
+  toStatusEvent,
 } from '@smsgw/core';
 import type { ApiConfig } from '@smsgw/config';
-import type { Db } from './client.ts';
+import { announceTransitions, type LiveEvent } from './announce-transitions.ts';
 import type { Sql } from './sql.ts';
 import type { UserRow } from './users.ts';
 import { foreignGroupIds, groupMemberPhones } from './groups.ts';
@@ -11,40 +22,31 @@ import { inTransaction, storeSend, type Queryable, type StoredSend } from './sto
 import type { DeliveryRef } from './webhook-deliveries.ts';
 
 /**
- * The `message.status` live event of a message just stored (the shape of @smsgw/queue's
- * `UserEvent`): queued, or failed at once (its recipient opted out).
- */
-export interface QueuedEvent {
-  userId: string;
-  event: {
-    type: 'message.status';
-    data: {
-      id: string; status: 'queued' | 'failed'; state: 'pending' | 'failed'; batch_id: string | null; device_id: string | null; error: string | null;
-      created_at: string; updated_at: string; sent_at: null; delivered_at: null; failed_at: string | null;
-    };
-  };
-}
-
-/**
- * Accepting a send, shared by the API (`POST /api/sms/send`, `send-template`) and the operator CLI
- * (`smsgw message send`). It lives here, not in an app, because both apps use it; Redis comes in as
- * two functions of @smsgw/queue, so that this package needs no BullMQ.
+ * Accepting a send, shared by the API (`POST /api/sms/send`, `send-template`, the compatibility
+ * APIs), the operator CLI (`smsgw message send`) and the dispatcher (the replies of a Twilio TwiML
+ * answer). It lives here, not in an app, because they all use it; Redis comes in as functions of
+ * @smsgw/queue, so that this package needs no BullMQ, and it runs on the plain pool (no Prisma).
  */
 export interface SendDeps {
-  db: Db;
   sql: Sql;
   /** Enqueues one dispatch job per message, in one round trip, delayed until `at` if given (`enqueueDispatch` on the dispatch queue). */
   enqueueDispatch: (messageIds: readonly string[], at: Date | null) => Promise<void>;
   /** Enqueues webhook deliveries (`enqueueWebhookDeliveries` on the webhooks queue): the `message.failed` of opted-out recipients. */
   enqueueWebhookDeliveries: (deliveries: DeliveryRef[]) => Promise<void>;
   /** Publishes the user's live events (GET /api/v1/events): `publishUserEvents` on QUEUE_PREFIX. */
-  publishUserEvents: (events: QueuedEvent[]) => Promise<void>;
+  publishUserEvents: (events: LiveEvent[]) => Promise<void>;
   config: Pick<
     ApiConfig,
     'MAX_RECIPIENTS' | 'MONTHLY_QUOTA_DEFAULT' | 'DEVICE_AVAILABLE_SECONDS' | 'DEVICE_HEARTBEAT_SECONDS' | 'DEVICE_STREAM_GRACE_SECONDS' | 'MESSAGE_TTL_SECONDS'
   >;
   /** Where an enqueue that failed is reported (the messages are stored; the outbox sweep enqueues them). */
   incidents: Pick<BurstLog, 'report'>;
+  /**
+   * Assigns messages that are due now at once, as their dispatch job would (the API's send:
+   * @smsgw/assign's `assignDevices`, the one home of that decision), and gives back those it left
+   * pending, for their dispatch jobs. Without it, every message gets a dispatch job.
+   */
+  assignNow?: (messageIds: readonly string[]) => Promise<readonly string[]>;
 }
 
 /** Stores the request's Idempotency-Key with the response, in the transaction of the messages. */
@@ -76,12 +78,20 @@ export interface SendInput {
   priority?: number;
   /** Whether the phone asks for a delivery report (default true). */
   withDeliveryReport?: boolean;
-  /** A callback for the events of the send's messages (Kannel's dlr-url), stored with them (its id is made here). */
+  /** A callback for the events of the send's messages (Kannel's dlr-url, Twilio's StatusCallback), stored with them (its id is made here). */
   callback?: Omit<NewCallback, 'id'> | undefined;
   /** With no device available now, store the send anyway to wait for one (Kannel's "queued for later delivery") instead of refusing it. */
   queueWhenNoDevice?: boolean;
-  /** Twilio's `StatusCallback`, stored with each message. */
-  statusCallback?: string;
+  /**
+   * SMS Gate's end-to-end encryption: `recipients` and the text are ciphertexts the caller checked,
+   * stored as they are (no E.164 check, no opt-out lookup, no groups) and sent by SMS Gate phones only.
+   */
+  encrypted?: boolean;
+  /**
+   * Keeps a recipient listed twice as two messages, in order (the replies of one TwiML answer,
+   * which may answer the sender twice); by default the recipients are de-duplicated.
+   */
+  repeatRecipients?: boolean;
 }
 
 export interface SendResponse {
@@ -97,6 +107,7 @@ export interface SendResponse {
 
 // Postgres text cannot hold U+0000, and an unpaired UTF-16 surrogate is not a character: it would be
 // stored as U+FFFD, silently changing the text.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what Postgres cannot store.
 const UNSENDABLE = /[\u0000\p{Cs}]/u;
 
 /** Refuses a message text that cannot be stored and sent as given (400 `invalid_request` naming `field`). */
@@ -113,7 +124,7 @@ export function assertSendableText(text: string, field: string): void {
  * round trip. A refused request changes nothing.
  */
 export async function sendMessages(deps: SendDeps, input: SendInput): Promise<SendResponse> {
-  const { db, config } = deps;
+  const { sql, config } = deps;
   const { user, simNumber } = input;
 
   const now = new Date();
@@ -121,11 +132,13 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   if (simNumber !== undefined && !(Number.isInteger(simNumber) && simNumber >= 1 && simNumber <= 3)) {
     throw new AppError('invalid_request', "Invalid field 'sim_number': must be 1, 2 or 3.");
   }
-  if (!input.recipients.every(isE164)) throw new AppError('invalid_phone_number');
-  const members = await expandGroups(db, user.id, input.groupIds);
+  if (input.encrypted && input.groupIds.length > 0) throw new AppError('invalid_request', 'An encrypted send names its recipients alone, no groups.');
+  if (!input.encrypted && !input.recipients.every(isE164)) throw new AppError('invalid_phone_number');
+  const members = await expandGroups(sql, user.id, input.groupIds);
 
   // Listed numbers first, then group members; de-duplicated on the exact E.164 string.
-  const recipients = [...new Set([...input.recipients, ...members])];
+  const listed = [...input.recipients, ...members];
+  const recipients = input.repeatRecipients ? listed : [...new Set(listed)];
   if (recipients.length === 0) {
     throw new AppError('invalid_request', 'No recipients: give at least one phone number in recipients, or groups with members in group_ids.');
   }
@@ -137,15 +150,19 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   if (input.deviceId !== undefined && !isUuid(input.deviceId)) throw deviceNotFound(input.deviceId);
   // A scheduled send needs a device when it is due, not now: only a named device must exist.
   const gate = {
-    deviceId: input.deviceId ?? null, windows: timing.sendAt === null ? availabilityWindows(config, now) : null, queueWhenUnavailable: input.queueWhenNoDevice === true,
+    deviceId: input.deviceId ?? null,
+    windows: timing.sendAt === null ? availabilityWindows(config, now) : null,
+    queueWhenUnavailable: input.queueWhenNoDevice === true,
+    ...(input.encrypted && { protocols: protocolsWith('encryptedMessages') }),
   };
 
   const ids = recipients.map(() => newId());
   const batchId = newId();
   // A batch asked for is named by the caller's id, else by its own (so that a later caller's id cannot take that name).
-  const batch = recipients.length > 1 || input.batch
-    ? { id: batchId, recipientsCount: recipients.length, externalId: input.batch ? (input.batch.externalId ?? batchId) : null }
-    : null;
+  const batch =
+    recipients.length > 1 || input.batch
+      ? { id: batchId, recipientsCount: recipients.length, externalId: input.batch ? (input.batch.externalId ?? batchId) : null }
+      : null;
   const response: SendResponse = {
     message_ids: ids,
     recipients_count: recipients.length,
@@ -154,10 +171,19 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   };
 
   const messages = {
-    ids, recipients, texts, userId: user.id, batch, requestedDeviceId: input.deviceId ?? null, createdAt: now, ...timing, simNumber: simNumber ?? null,
-    priority: input.priority ?? 0, withDeliveryReport: input.withDeliveryReport ?? true,
+    ids,
+    recipients,
+    texts,
+    userId: user.id,
+    batch,
+    requestedDeviceId: input.deviceId ?? null,
+    createdAt: now,
+    ...timing,
+    simNumber: simNumber ?? null,
+    priority: input.priority ?? 0,
+    withDeliveryReport: input.withDeliveryReport ?? true,
     callback: input.callback ? { id: newId(), ...input.callback } : null,
-    statusCallback: input.statusCallback ?? null,
+    encrypted: input.encrypted === true,
   };
   const charge = { period: quotaPeriod(now).start, limit: user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT };
   // One statement stores it all (atomic by itself).
@@ -165,6 +191,11 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   const accepted = (stored: StoredSend): StoredSend => {
     // In the order of decisions.md ("Sending"): the named device, availability (unless every recipient opted out), then quota.
     if (stored.device === 'missing') throw deviceNotFound(input.deviceId!);
+    if (stored.device === 'wrong_protocol') {
+      throw new AppError('encrypted_needs_sms_gate', `Device ${input.deviceId} is not an SMS Gate phone: only SMS Gate phones can send encrypted messages.`);
+    }
+    if (stored.device === 'no_protocol')
+      throw new AppError('encrypted_needs_sms_gate', 'You have no SMS Gate phone: only SMS Gate phones can send encrypted messages.');
     if (stored.device === 'unavailable' && !gate.queueWhenUnavailable) throw new AppError('no_devices');
     if (!stored.charged) throw new AppError('quota_exceeded');
     const optedOut = new Set(stored.optedOut);
@@ -190,46 +221,64 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
 
   const failed = new Set(stored.optedOut);
   const queued = ids.filter((id) => !failed.has(id));
+  // A send due now with a device to take it is assigned here (docs/decisions.md, "Sending"); what
+  // must wait (scheduled, paced, over budget, no device) is left to its dispatch job.
+  const assignNow = timing.sendAt === null && stored.device === 'ok' ? deps.assignNow : undefined;
   // The jobs, the webhooks and the live events go out together (a stalled Redis costs one command timeout, not three).
   await Promise.all([
-    deps.enqueueDispatch(queued, timing.sendAt).catch((error: unknown) => {
-      // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
-      deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: queued.length });
+    (assignNow ? assignOrLeave(deps, assignNow, queued) : Promise.resolve(queued))
+      .then((left) => (left.length > 0 ? deps.enqueueDispatch(left, timing.sendAt) : undefined))
+      .catch((error: unknown) => {
+        // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
+        deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: queued.length });
+      }),
+    announceTransitions(deps, {
+      deliveries: stored.deliveries,
+      events: storedEvents(user.id, { queued, failed: stored.optedOut }, batch?.id ?? null, input.deviceId ?? null, now),
     }),
-    stored.deliveries.length === 0
-      ? undefined
-      : deps.enqueueWebhookDeliveries(stored.deliveries).catch((error: unknown) => {
-          // The delivery rows are the outbox: the dispatcher's sweep enqueues them.
-          deps.incidents.report('webhook enqueue failed: left to the outbox sweep', error);
-        }),
-    publishQueued(deps, user.id, { queued, failed: stored.optedOut }, batch?.id ?? null, input.deviceId ?? null, now),
   ]);
   return response;
 }
 
-/** The user's live events (GET /api/v1/events): the new messages, queued or failed. Best effort, as every event. */
-async function publishQueued(
-  deps: SendDeps, userId: string, ids: { queued: string[]; failed: string[] }, batchId: string | null, deviceId: string | null, now: Date,
-): Promise<void> {
-  const at = now.toISOString();
-  const common = { batch_id: batchId, device_id: deviceId, created_at: at, updated_at: at, sent_at: null, delivered_at: null } as const;
-  const queued = { ...common, status: 'queued', state: 'pending', error: null, failed_at: null } as const;
-  const failed = { ...common, status: 'failed', state: 'failed', error: RECIPIENT_OPTED_OUT, failed_at: at } as const;
+/**
+ * The messages the assignment left pending, for their dispatch jobs. When it fails (a stalled Redis
+ * or Postgres, most likely, where an enqueue would wait as long again), the messages it did not
+ * assign stay pending for the outbox sweep, as when an enqueue fails: the send still answers within
+ * one command timeout, and a job for a message it did assign finds it no longer pending.
+ */
+async function assignOrLeave(deps: SendDeps, assignNow: NonNullable<SendDeps['assignNow']>, ids: string[]): Promise<readonly string[]> {
   try {
-    const event = (id: string, data: typeof queued | typeof failed): QueuedEvent => ({ userId, event: { type: 'message.status', data: { id, ...data } } });
-    await deps.publishUserEvents([...ids.queued.map((id) => event(id, queued)), ...ids.failed.map((id) => event(id, failed))]);
+    return await assignNow(ids);
   } catch (error) {
-    deps.incidents.report('publishing message status events failed', error);
+    deps.incidents.report('assignment in the send failed: messages left to the outbox sweep', error, { count: ids.length });
+    return [];
   }
 }
 
+/** The `message.status` events of the new messages (GET /api/v1/events), known without a read: queued, or failed at once (opted out). */
+function storedEvents(
+  userId: string,
+  ids: { queued: string[]; failed: string[] },
+  batchId: string | null,
+  requestedDeviceId: string | null,
+  now: Date,
+): LiveEvent[] {
+  const common = { batchId, deviceId: null, requestedDeviceId, createdAt: now, updatedAt: now, sentAt: null, deliveredAt: null };
+  const event = (id: string, state: 'pending' | 'failed'): LiveEvent => {
+    const failed = state === 'failed';
+    const data = toStatusEvent({ ...common, id, state, error: failed ? RECIPIENT_OPTED_OUT : null, failedAt: failed ? now : null });
+    return { userId, event: { type: 'message.status', data } };
+  };
+  return [...ids.queued.map((id) => event(id, 'pending')), ...ids.failed.map((id) => event(id, 'failed'))];
+}
+
 /** The phones of the groups' members, in one query; any group that is not the user's is refused. */
-async function expandGroups(db: Db, userId: string, groupIds: string[]): Promise<string[]> {
+async function expandGroups(sql: Sql, userId: string, groupIds: string[]): Promise<string[]> {
   if (groupIds.length === 0) return [];
   const malformed = groupIds.find((id) => !isUuid(id));
-  const unknown = malformed ?? (await foreignGroupIds(db, { userId, groupIds: [...new Set(groupIds)] }))[0];
+  const unknown = malformed ?? (await foreignGroupIds(sql, { userId, groupIds: [...new Set(groupIds)] }))[0];
   if (unknown !== undefined) throw new AppError('group_not_found', `Group ${unknown} not found.`);
-  return groupMemberPhones(db, [...new Set(groupIds)]);
+  return groupMemberPhones(sql, [...new Set(groupIds)]);
 }
 
 /** The unique violation of a batch's external id (the whole statement, and so the send, did nothing). */

@@ -1,4 +1,4 @@
-import type { MessageState } from '@smsgw/core';
+import { cancellingSql, type MessageState } from '@smsgw/core';
 import type { Sql } from './sql.ts';
 
 /**
@@ -13,6 +13,8 @@ export interface SendUnit {
   createdAt: Date;
   /** The device named at send, else the first one its messages were assigned to; null: none yet. */
   deviceId: string | null;
+  /** Its recipients and text are SMS Gate ciphertexts (every message of a send is, or none). */
+  encrypted: boolean;
   recipients: UnitRecipient[];
 }
 
@@ -36,13 +38,19 @@ export interface UnitRecipient {
 export type UnitState = 'Pending' | 'Processed' | 'Sent' | 'Delivered' | 'Failed' | 'Cancelling' | 'Cancelled';
 
 const UNIT_STATE_SQL = `CASE
-  WHEN bool_or(m.state IN ('pending', 'assigned') AND NOT (m.state = 'assigned' AND m.cancel_requested_at IS NOT NULL)) THEN 'Pending'
-  WHEN bool_or(m.state IN ('assigned', 'sending') AND m.cancel_requested_at IS NOT NULL) THEN 'Cancelling'
+  WHEN bool_or(m.state IN ('pending', 'assigned') AND NOT ${cancellingSql('m')}) THEN 'Pending'
+  WHEN bool_or(${cancellingSql('m')}) THEN 'Cancelling'
   WHEN bool_or(m.state = 'cancelled') THEN 'Cancelled'
   WHEN bool_or(m.state = 'sending') THEN 'Processed'
   WHEN bool_and(m.state = 'failed') THEN 'Failed'
   WHEN bool_and(m.state = 'delivered') THEN 'Delivered'
   ELSE 'Sent' END`;
+
+/**
+ * The SQL of a unit's name, from its batch row `b` (joined by the message's `batch_id`, which may
+ * be null) and the message's id: the batch's external id, else its id, else the lone message's id.
+ */
+export const unitRefSql = (b: string, messageId: string) => `coalesce(${b}.external_id, ${b}.id::text, ${messageId})`;
 
 // The units of a user: batches and lone messages, with the columns paging and filtering need.
 const UNITS = `SELECT coalesce(b.external_id, b.id::text) AS ref, b.id AS batch_id, NULL::uuid AS message_id, b.created_at, b.id AS sort_id
@@ -53,9 +61,9 @@ const UNITS = `SELECT coalesce(b.external_id, b.id::text) AS ref, b.id AS batch_
 
 const RECIPIENT_COLUMNS = `m.id, m.batch_id, m.to_number AS "to", m.body, m.state, m.error, m.device_id AS "deviceId", m.requested_device_id,
   m.created_at AS "createdAt", m.sending_at AS "sendingAt", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt", m.failed_at AS "failedAt",
-  m.cancelled_at AS "cancelledAt", m.cancel_requested_at AS "cancelRequestedAt"`;
+  m.cancelled_at AS "cancelledAt", m.cancel_requested_at AS "cancelRequestedAt", m.is_encrypted`;
 
-type RecipientRow = UnitRecipient & { batch_id: string | null; requested_device_id: string | null };
+type RecipientRow = UnitRecipient & { batch_id: string | null; requested_device_id: string | null; is_encrypted: boolean };
 
 /** The user's unit named `ref`: a batch by its external id (or, without one, its id), else a lone message by its id. */
 export async function findSendUnit(sql: Sql, options: { userId: string; ref: string }): Promise<SendUnit | null> {
@@ -124,7 +132,10 @@ export async function listSendUnits(sql: Sql, f: UnitFilter): Promise<{ units: S
     ));
     total = rows[0] ? Number(rows[0].total) : await countUnits(sql, f);
   }
-  const units = await loadUnits(sql, rows.map((r) => ({ ref: r.ref, batchId: r.batch_id, messageId: r.message_id, createdAt: r.created_at })));
+  const units = await loadUnits(
+    sql,
+    rows.map((r) => ({ ref: r.ref, batchId: r.batch_id, messageId: r.message_id, createdAt: r.created_at })),
+  );
   return { units, total };
 }
 
@@ -161,7 +172,8 @@ async function loadUnits(sql: Sql, units: { ref: string; batchId: string | null;
       batchId: u.batchId,
       createdAt: u.createdAt,
       deviceId,
-      recipients: recipients.map(({ batch_id: _b, requested_device_id: _r, ...recipient }) => recipient),
+      encrypted: recipients[0]?.is_encrypted === true,
+      recipients: recipients.map(({ batch_id: _b, requested_device_id: _r, is_encrypted: _e, ...recipient }) => recipient),
     };
   });
 }

@@ -7,6 +7,12 @@ import pg from 'pg';
  */
 export type Sql = pg.Pool;
 
+/**
+ * What the statements of the API's resources (users, keys, devices, contacts, …) run on: the
+ * pool, or the Prisma client of the CLI and the tests (client.ts), which answers the same.
+ */
+export type SqlPool = Pick<pg.Pool, 'query' | 'connect'>;
+
 export interface CreateSqlOptions {
   url: string;
   poolSize?: number;
@@ -22,4 +28,61 @@ export function createSql({ url, poolSize = 10, onIdleError }: CreateSqlOptions)
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', (error) => onIdleError?.(error));
   return pool;
+}
+
+declare const indexOrdered: unique symbol;
+
+/**
+ * A pool whose connections plan every statement without bitmap or sequential scans (session
+ * settings sent when each connection opens), for the listings of paging.ts: one round trip a
+ * page, where `SET LOCAL` in a transaction of its own took four. Only those listings use it;
+ * every other statement keeps the planner's full choice on the main pool.
+ */
+export type ListingSql = SqlPool & { readonly [indexOrdered]: true };
+
+export function createListingSql({ url, poolSize = 5, onIdleError }: CreateSqlOptions): ListingSql & Pick<pg.Pool, 'end'> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c enable_bitmapscan=off -c enable_seqscan=off' });
+  pool.on('error', (error) => onIdleError?.(error));
+  return pool as unknown as ListingSql & Pick<pg.Pool, 'end'>;
+}
+
+/**
+ * Runs a statement that makes a row on first use and reads it otherwise (`INSERT … ON CONFLICT DO
+ * NOTHING RETURNING …` UNION ALL the stored row) until it returns the row. When two first uses
+ * meet, the second's insert waits for the first and then does nothing, and its read cannot see the
+ * row either (its snapshot was taken before the first committed): it returns nothing once, and the
+ * next try, on a new snapshot, reads the row.
+ */
+export async function madeOnFirstUse<R extends pg.QueryResultRow>(sql: Pick<Sql, 'query'>, text: string, params: unknown[]): Promise<R> {
+  for (;;) {
+    const { rows } = await sql.query<R>(text, params);
+    if (rows[0]) return rows[0];
+  }
+}
+
+/** A statement's parameters, numbered as they are added: `p.add(value)` returns its placeholder. */
+export class Params {
+  readonly values: unknown[] = [];
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/**
+ * `column = $n, …` for the changes given (undefined: left as it is; null sets NULL), for an UPDATE
+ * whose fields are each optional. Columns are the caller's constants, never input.
+ */
+export function assignments(p: Params, changes: Record<string, unknown>): string {
+  return Object.entries(changes)
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => `${column} = ${p.add(value)}`)
+    .join(', ');
+}
+
+/** A unique violation (SQLSTATE 23505), of `constraint` when given. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }

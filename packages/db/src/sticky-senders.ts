@@ -16,7 +16,7 @@ export async function stickyDevicesOf(sql: Sql, messageIds: string[]): Promise<M
      FROM messages m
      JOIN users u ON u.id = m.user_id AND u.sticky_sender
      JOIN sticky_senders s ON s.user_id = m.user_id AND s.phone = m.to_number
-     WHERE m.id = ANY($1::uuid[])`,
+     WHERE m.id = ANY($1::uuid[]) AND NOT m.is_encrypted`,
     [messageIds],
   );
   return new Map(rows.map((r) => [r.id, { deviceId: r.device_id, simNumber: r.sim_number }]));
@@ -24,8 +24,8 @@ export async function stickyDevicesOf(sql: Sql, messageIds: string[]): Promise<M
 
 /**
  * The CTE (named `sticky`) that remembers the device of each message assigned by the statement:
- * `moved` must return `user_id`, `to_number`, `device_id` and `sim_number`; `now` is the SQL of
- * the time. One row per recipient (the last of the batch wins), in a stable order so that two
+ * `moved` must return `user_id`, `to_number`, `device_id`, `sim_number` and `is_encrypted` (an
+ * encrypted recipient is no phone number, so it is never remembered); `now` is the SQL of the time. One row per recipient (the last of the batch wins), in a stable order so that two
  * dispatchers writing the same recipients wait for each other instead of deadlocking.
  */
 export function stickyFromAssignedCte(now: string): string {
@@ -33,6 +33,7 @@ export function stickyFromAssignedCte(now: string): string {
        INSERT INTO sticky_senders AS s (user_id, phone, device_id, sim_number, updated_at)
        SELECT DISTINCT ON (moved.user_id, moved.to_number) moved.user_id, moved.to_number, moved.device_id, moved.sim_number, ${now}
        FROM moved JOIN users u ON u.id = moved.user_id AND u.sticky_sender
+       WHERE NOT moved.is_encrypted
        ORDER BY moved.user_id, moved.to_number, moved.id DESC
        ON CONFLICT (user_id, phone) DO UPDATE SET device_id = EXCLUDED.device_id, sim_number = EXCLUDED.sim_number, updated_at = EXCLUDED.updated_at
      )`;

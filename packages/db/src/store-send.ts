@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { RECIPIENT_OPTED_OUT, type AvailabilityWindows } from '@smsgw/core';
+import { RECIPIENT_OPTED_OUT, type AvailabilityWindows, type DeviceProtocol } from '@smsgw/core';
 import { availableDeviceCondition } from './availability.ts';
 import type { NewMessages } from './messages.ts';
 import { webhookEventsCte, type DeliveryRef } from './webhook-deliveries.ts';
@@ -21,16 +21,22 @@ export interface DeviceGate {
   windows: AvailabilityWindows | null;
   /** Store the send even when no device is available now (it waits for one, as Kannel queues); `device` still says `unavailable`. */
   queueWhenUnavailable?: boolean;
+  /**
+   * Only devices of these protocols may take the send (an encrypted one: those with `encryptedMessages`):
+   * a named device of another is `wrong_protocol`, a user with none at all (deleted ones aside) `no_protocol`.
+   */
+  protocols?: readonly DeviceProtocol[];
 }
 
 /**
- * What a send found: `missing` (the named device is not the user's or not enabled), `unavailable`
- * (no device to send with now, while some recipient has not opted out).
+ * What a send found: `missing` (the named device is not the user's or not enabled), `wrong_protocol`
+ * and `no_protocol` (see `DeviceGate.protocols`), `unavailable` (no device to send with now, while
+ * some recipient has not opted out).
  * `optedOut` are the messages stored failed at once (their recipient opted out), with the
  * deliveries of their `message.failed` events.
  */
 export interface StoredSend {
-  device: 'ok' | 'missing' | 'unavailable';
+  device: 'ok' | 'missing' | 'wrong_protocol' | 'no_protocol' | 'unavailable';
   charged: boolean;
   optedOut: string[];
   deliveries: DeliveryRef[];
@@ -47,9 +53,21 @@ export interface StoredSend {
  */
 export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharge | null, gate: DeviceGate | null = null): Promise<StoredSend> {
   const params: unknown[] = [
-    m.userId, m.batch?.id ?? null, m.batch?.recipientsCount ?? null, m.requestedDeviceId, m.createdAt, m.sendAt ?? null, m.validUntil ?? null,
-    m.simNumber ?? null, m.ids, m.recipients, m.batch?.externalId ?? null, m.priority ?? 0, m.withDeliveryReport ?? true, m.callback?.id ?? null,
-    m.statusCallback ?? null,
+    m.userId,
+    m.batch?.id ?? null,
+    m.batch?.recipientsCount ?? null,
+    m.requestedDeviceId,
+    m.createdAt,
+    m.sendAt ?? null,
+    m.validUntil ?? null,
+    m.simNumber ?? null,
+    m.ids,
+    m.recipients,
+    m.batch?.externalId ?? null,
+    m.priority ?? 0,
+    m.withDeliveryReport ?? true,
+    m.callback?.id ?? null,
+    m.encrypted ?? false,
   ];
   const p = (value: unknown) => `$${params.push(value)}`;
   const rows =
@@ -62,19 +80,26 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
   const available = (d: string) =>
     gate?.windows
       ? availableDeviceCondition(d, {
-          stream: `${p(gate.windows.streamSince)}::timestamptz`, closed: `${p(gate.windows.closedSince)}::timestamptz`,
+          stream: `${p(gate.windows.streamSince)}::timestamptz`,
+          closed: `${p(gate.windows.closedSince)}::timestamptz`,
           request: `${p(gate.windows.requestSince)}::timestamptz`,
         })
       : 'true';
+  const protocol = gate?.protocols ? p(gate.protocols) : null;
+  const ofProtocol = (d: string) => (protocol ? `${d}.protocol = ANY(${protocol}::device_protocol[])` : 'true');
   let device = `'ok'`;
   if (gate?.deviceId) {
-    device = `coalesce((SELECT CASE WHEN NOT d.enabled THEN 'missing' WHEN ${available('d')} THEN 'ok' ELSE 'unavailable' END
+    device = `coalesce((SELECT CASE WHEN NOT d.enabled THEN 'missing' WHEN NOT ${ofProtocol('d')} THEN 'wrong_protocol'
+                   WHEN ${available('d')} THEN 'ok' ELSE 'unavailable' END
                  FROM devices d WHERE d.id = ${p(gate.deviceId)}::uuid AND d.user_id = $1 AND d.deleted_at IS NULL), 'missing')`;
-  } else if (gate?.windows) {
-    device = `CASE WHEN EXISTS (SELECT 1 FROM devices d WHERE d.user_id = $1 AND ${available('d')}) THEN 'ok' ELSE 'unavailable' END`;
+  } else if (protocol || gate?.windows) {
+    const some = (condition: string) => `EXISTS (SELECT 1 FROM devices d WHERE d.user_id = $1 AND ${ofProtocol('d')} AND ${condition})`;
+    // With windows, an available device (of the protocol); without (a scheduled send), a device of the protocol at all.
+    const none = protocol ? `WHEN NOT ${some('d.deleted_at IS NULL')} THEN 'no_protocol'` : '';
+    device = `CASE ${none} WHEN ${gate?.windows ? some(available('d')) : 'true'} THEN 'ok' ELSE 'unavailable' END`;
   }
   // Whether the devices let the send be stored.
-  const passes = gate?.queueWhenUnavailable ? `(SELECT device FROM gate) <> 'missing'` : `(SELECT device FROM gate) = 'ok'`;
+  const passes = gate?.queueWhenUnavailable ? `(SELECT device FROM gate) IN ('ok', 'unavailable')` : `(SELECT device FROM gate) = 'ok'`;
   let charged = `SELECT 1 WHERE ${passes}`;
   if (charge) {
     const [count, limit] = ['(SELECT count FROM charged_count)', p(charge.limit)];
@@ -86,7 +111,8 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
   }
   const failure = p(RECIPIENT_OPTED_OUT);
   const { rows: result } = await q.query<StoredSend>(
-    `WITH opted AS (SELECT phone FROM opt_outs WHERE user_id = $1::uuid AND phone = ANY($10::text[])),
+    // An encrypted recipient is no phone number: no opt-out can name it.
+    `WITH opted AS (SELECT phone FROM opt_outs WHERE user_id = $1::uuid AND phone = ANY($10::text[]) AND NOT $15::boolean),
      charged_count AS (SELECT (cardinality($9::uuid[]) - (SELECT count(*) FROM opted))::int AS count),
      gate AS (
        SELECT CASE WHEN g.device = 'unavailable' AND (SELECT count FROM charged_count) = 0 THEN 'ok' ELSE g.device END AS device
@@ -100,16 +126,16 @@ export async function storeSend(q: Queryable, m: NewMessages, charge: QuotaCharg
      ),
      stored AS (
        INSERT INTO messages (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, status_callback)
+                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, is_encrypted)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
-              $12::smallint, $13::boolean, $14::uuid, $15::text
+              $12::smallint, $13::boolean, $14::uuid, $15::boolean
          FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number NOT IN (SELECT phone FROM opted)
      ),
      moved AS (
        INSERT INTO messages AS s (id, to_number, body, segments, encoding, user_id, batch_id, requested_device_id, created_at, updated_at,
-                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, status_callback, state, failed_at, error)
+                             send_at, valid_until, sim_number, priority, with_delivery_report, callback_id, state, failed_at, error)
        SELECT m.*, $1::uuid, $2::uuid, $4::uuid, $5::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::smallint,
-              $12::smallint, $13::boolean, $14::uuid, $15::text, 'failed', $5::timestamptz, ${failure}::text
+              $12::smallint, $13::boolean, $14::uuid, 'failed', $5::timestamptz, ${failure}::text
          FROM (${rows}) AS m WHERE EXISTS (SELECT 1 FROM charged) AND m.to_number IN (SELECT phone FROM opted)
        RETURNING s.id, s.user_id, s.device_id, s.failed_at AS at, s.error, to_jsonb(s) AS snapshot
      ),
@@ -139,7 +165,7 @@ function callbackInsert(m: NewMessages, p: (value: unknown) => string): string {
  * Runs `work` in a transaction on one connection of `sql`: committed when it returns, rolled back
  * when it throws (and the error passed on).
  */
-export async function inTransaction<T>(sql: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(sql: Pick<pg.Pool, 'connect'>, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await sql.connect();
   let broken: Error | undefined;
   // The pool listens for the errors of idle connections only: one that dies while checked out

@@ -1,5 +1,5 @@
 import { newId } from '@smsgw/core';
-import type { Db } from './client.ts';
+import { assignments, Params, type SqlPool } from './sql.ts';
 
 export interface TemplateRow {
   id: string;
@@ -10,37 +10,50 @@ export interface TemplateRow {
   updatedAt: Date;
 }
 
-const templateColumns = { id: true, userId: true, name: true, body: true, createdAt: true, updatedAt: true } as const;
+const COLUMNS = 'id, user_id AS "userId", name, body, created_at AS "createdAt", updated_at AS "updatedAt"';
 
-export async function createTemplate(db: Db, o: { userId: string; name: string; body: string }): Promise<TemplateRow> {
-  const now = new Date();
-  return db.template.create({ data: { id: newId(), userId: o.userId, name: o.name, body: o.body, createdAt: now, updatedAt: now }, select: templateColumns });
+export async function createTemplate(sql: SqlPool, o: { userId: string; name: string; body: string }): Promise<TemplateRow> {
+  const { rows } = await sql.query<TemplateRow>(
+    `INSERT INTO templates (id, user_id, name, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING ${COLUMNS}`,
+    [newId(), o.userId, o.name, o.body, new Date()],
+  );
+  return rows[0]!;
 }
 
 /** A template by id whoever owns it (send-template tells "not found" from "not yours"). */
-export async function findTemplateById(db: Db, id: string): Promise<TemplateRow | null> {
-  return db.template.findUnique({ where: { id }, select: templateColumns });
+export async function findTemplateById(sql: SqlPool, id: string): Promise<TemplateRow | null> {
+  const { rows } = await sql.query<TemplateRow>(`SELECT ${COLUMNS} FROM templates WHERE id = $1`, [id]);
+  return rows[0] ?? null;
 }
 
-export async function findTemplate(db: Db, o: { userId: string; id: string }): Promise<TemplateRow | null> {
-  return db.template.findFirst({ where: { id: o.id, userId: o.userId }, select: templateColumns });
+export async function findTemplate(sql: SqlPool, o: { userId: string; id: string }): Promise<TemplateRow | null> {
+  const { rows } = await sql.query<TemplateRow>(`SELECT ${COLUMNS} FROM templates WHERE id = $1 AND user_id = $2`, [o.id, o.userId]);
+  return rows[0] ?? null;
 }
 
-export async function listTemplates(db: Db, o: { userId: string; limit: number; offset: number }): Promise<{ rows: TemplateRow[]; total: number }> {
-  const where = { userId: o.userId };
-  const [rows, total] = await Promise.all([
-    db.template.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: o.offset, take: o.limit, select: templateColumns }),
-    db.template.count({ where }),
+export async function listTemplates(sql: SqlPool, o: { userId: string; limit: number; offset: number }): Promise<{ rows: TemplateRow[]; total: number }> {
+  const [{ rows }, count] = await Promise.all([
+    sql.query<TemplateRow>(`SELECT ${COLUMNS} FROM templates WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [
+      o.userId,
+      o.limit,
+      o.offset,
+    ]),
+    sql.query<{ n: number }>('SELECT count(*)::int AS n FROM templates WHERE user_id = $1', [o.userId]),
   ]);
-  return { rows, total };
+  return { rows, total: count.rows[0]!.n };
 }
 
-export async function updateTemplate(db: Db, o: { userId: string; id: string; name?: string; body?: string }): Promise<TemplateRow | null> {
-  const { count } = await db.template.updateMany({ where: { id: o.id, userId: o.userId }, data: { name: o.name, body: o.body, updatedAt: new Date() } });
-  return count === 1 ? findTemplate(db, o) : null;
+export async function updateTemplate(sql: SqlPool, o: { userId: string; id: string; name?: string; body?: string }): Promise<TemplateRow | null> {
+  const p = new Params();
+  const set = assignments(p, { name: o.name, body: o.body, updated_at: new Date() });
+  const { rows } = await sql.query<TemplateRow>(
+    `UPDATE templates SET ${set} WHERE id = ${p.add(o.id)} AND user_id = ${p.add(o.userId)} RETURNING ${COLUMNS}`,
+    p.values,
+  );
+  return rows[0] ?? null;
 }
 
-export async function deleteTemplate(db: Db, o: { userId: string; id: string }): Promise<boolean> {
-  const { count } = await db.template.deleteMany({ where: { id: o.id, userId: o.userId } });
-  return count === 1;
+export async function deleteTemplate(sql: SqlPool, o: { userId: string; id: string }): Promise<boolean> {
+  const { rowCount } = await sql.query('DELETE FROM templates WHERE id = $1 AND user_id = $2', [o.id, o.userId]);
+  return rowCount === 1;
 }

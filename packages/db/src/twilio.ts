@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { MessageState } from '@smsgw/core';
-import type { Sql } from './sql.ts';
+import { twilioSid, uuidOfSid, type MessageFields } from '@smsgw/core';
+import { senderNumberSql } from './sender-number.ts';
+import { madeOnFirstUse, type Sql } from './sql.ts';
 import type { UserRow } from './users.ts';
 
 /**
@@ -15,22 +16,12 @@ export interface TwilioAccount {
   authToken: string;
 }
 
-/** A 34-character Twilio SID: two letters and the 32 hex digits of a UUID. */
-export function twilioSid(prefix: 'AC' | 'SM', uuid: string): string {
-  return prefix + uuid.replaceAll('-', '').toLowerCase();
-}
-
-/** The UUID a SID of `prefix` names, or null when it is not one. */
-export function uuidOfSid(prefix: 'AC' | 'SM', sid: string): string | null {
-  const match = new RegExp(`^${prefix}([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$`).exec(sid);
-  return match ? match.slice(1).join('-') : null;
-}
-
 const newToken = () => randomBytes(16).toString('hex');
 
 /** The user's Twilio account, made on first use. */
 export async function twilioAccount(sql: Sql, userId: string): Promise<TwilioAccount> {
-  const { rows } = await sql.query<{ messagingServiceSid: string; authToken: string }>(
+  const row = await madeOnFirstUse<{ messagingServiceSid: string; authToken: string }>(
+    sql,
     `WITH made AS (
        INSERT INTO twilio_accounts (user_id, messaging_service_sid, auth_token) VALUES ($1, $2, $3)
        ON CONFLICT (user_id) DO NOTHING RETURNING messaging_service_sid, auth_token
@@ -39,7 +30,7 @@ export async function twilioAccount(sql: Sql, userId: string): Promise<TwilioAcc
      UNION ALL SELECT messaging_service_sid, auth_token FROM twilio_accounts WHERE user_id = $1`,
     [userId, `MG${randomBytes(16).toString('hex')}`, newToken()],
   );
-  return { accountSid: twilioSid('AC', userId), ...rows[0]! };
+  return { accountSid: twilioSid('AC', userId), ...row };
 }
 
 /** Replaces the user's Auth Token: the old one stops working at once. */
@@ -82,20 +73,12 @@ export async function findSimByPhoneNumber(sql: Sql, userId: string, phoneNumber
 }
 
 /** A message as Twilio's Message resource needs it. */
-export interface TwilioMessageRow {
-  id: string;
-  to: string;
+/** A message as Twilio's Message resource reads it: the fields of smsgw's own mapping (MessageFields), and the sender's number. */
+export interface TwilioMessageRow
+  extends Pick<MessageFields, 'id' | 'to' | 'body' | 'segments' | 'state' | 'error' | 'createdAt' | 'updatedAt' | 'sentAt' | 'deliveredAt'> {
   /** The phone number of the SIM it was (or is to be) sent from, when that SIM reported one. */
   from: string | null;
-  body: string;
-  segments: number;
-  state: MessageState;
-  error: string | null;
   sendAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  sentAt: Date | null;
-  deliveredAt: Date | null;
   failedAt: Date | null;
   cancelRequestedAt: Date | null;
 }
@@ -103,9 +86,7 @@ export interface TwilioMessageRow {
 const COLUMNS = `m.id, m.to_number AS "to", m.body, m.segments, m.state, m.error, m.send_at AS "sendAt", m.created_at AS "createdAt",
   m.updated_at AS "updatedAt", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt", m.failed_at AS "failedAt",
   m.cancel_requested_at AS "cancelRequestedAt",
-  (SELECT card->>'phoneNumber' FROM devices d, jsonb_array_elements(CASE WHEN jsonb_typeof(d.sim_cards) = 'array' THEN d.sim_cards ELSE '[]' END) card
-    WHERE d.id = coalesce(m.device_id, m.requested_device_id) AND (card->>'simNumber')::int IS NOT DISTINCT FROM coalesce(m.sim_number, 1)
-    LIMIT 1) AS "from"`;
+  ${senderNumberSql({ deviceId: 'm.device_id', requestedDeviceId: 'm.requested_device_id', simNumber: 'm.sim_number' })} AS "from"`;
 
 export async function findTwilioMessage(sql: Sql, userId: string, id: string): Promise<TwilioMessageRow | null> {
   const { rows } = await sql.query<TwilioMessageRow>(`SELECT ${COLUMNS} FROM messages m WHERE m.user_id = $1 AND m.id = $2`, [userId, id]);
@@ -147,9 +128,9 @@ export async function redactMessageBody(sql: Sql, userId: string, id: string): P
 
 /** Deletes a message in a final state (Twilio's `DELETE Messages/{Sid}.json`); false when it is not final (or not the user's). */
 export async function deleteFinalMessage(sql: Sql, userId: string, id: string): Promise<boolean> {
-  const { rowCount } = await sql.query(
-    `DELETE FROM messages WHERE user_id = $1 AND id = $2 AND state IN ('sent', 'delivered', 'failed', 'cancelled')`,
-    [userId, id],
-  );
+  const { rowCount } = await sql.query(`DELETE FROM messages WHERE user_id = $1 AND id = $2 AND state IN ('sent', 'delivered', 'failed', 'cancelled')`, [
+    userId,
+    id,
+  ]);
   return rowCount === 1;
 }

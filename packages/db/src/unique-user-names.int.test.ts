@@ -36,7 +36,13 @@ describe('unique user names', () => {
   it('the migration renames later users that share a name, oldest first, past names already taken', async () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    const users: [string, string][] = [['a', '2020-01-02'], ['a', '2020-01-01'], ['a', '2020-01-03'], ['a (2)', '2019-01-01'], ['b', '2020-01-01']];
+    const users: [string, string][] = [
+      ['a', '2020-01-02'],
+      ['a', '2020-01-01'],
+      ['a', '2020-01-03'],
+      ['a (2)', '2019-01-01'],
+      ['b', '2020-01-01'],
+    ];
     const ids = users.map(() => randomUUID());
     for (const [i, [userName, createdAt]] of users.entries()) {
       await client.query('INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)', [ids[i], userName, createdAt]);

@@ -1,4 +1,4 @@
-import type { Db } from './client.ts';
+import { assignments, Params, type SqlPool } from './sql.ts';
 
 /** A user's settings (`/api/v1/settings`). */
 export interface UserSettings {
@@ -8,14 +8,18 @@ export interface UserSettings {
   stickySender: boolean;
 }
 
-const settingsColumns = { optOutKeywords: true, stickySender: true } as const;
+const COLUMNS = 'opt_out_keywords AS "optOutKeywords", sticky_sender AS "stickySender"';
 
-export async function findUserSettings(db: Db, userId: string): Promise<UserSettings | null> {
-  return db.user.findUnique({ where: { id: userId }, select: settingsColumns });
+export async function findUserSettings(sql: SqlPool, userId: string): Promise<UserSettings | null> {
+  const { rows } = await sql.query<UserSettings>(`SELECT ${COLUMNS} FROM users WHERE id = $1`, [userId]);
+  return rows[0] ?? null;
 }
 
 /** Changes the settings given (the others stay); null when the user does not exist. */
-export async function updateUserSettings(db: Db, userId: string, changes: Partial<UserSettings>): Promise<UserSettings | null> {
-  const { count } = await db.user.updateMany({ where: { id: userId }, data: changes });
-  return count === 1 ? findUserSettings(db, userId) : null;
+export async function updateUserSettings(sql: SqlPool, userId: string, changes: Partial<UserSettings>): Promise<UserSettings | null> {
+  const p = new Params();
+  // `id = id` keeps the statement whole when no setting is given: it then reads them.
+  const set = assignments(p, { opt_out_keywords: changes.optOutKeywords, sticky_sender: changes.stickySender }) || 'id = id';
+  const { rows } = await sql.query<UserSettings>(`UPDATE users SET ${set} WHERE id = ${p.add(userId)} RETURNING ${COLUMNS}`, p.values);
+  return rows[0] ?? null;
 }

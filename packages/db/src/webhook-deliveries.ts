@@ -1,5 +1,18 @@
-import { callbackEventSql, type CallbackTarget, type Encoding, type MessageFields, type MessageState, type ReceivedFields, type WebhookEventType } from '@smsgw/core';
+import {
+  callbackEventSql,
+  messageFromRow,
+  type CallbackLoaded,
+  type CallbackTarget,
+  type EngineEventType,
+  type MessageColumns,
+  type MessageFields,
+  type ReceivedFields,
+} from '@smsgw/core';
+import { senderNumberSql } from './sender-number.ts';
+import { unitRefSql } from './send-units.ts';
+import { SMS_GATE_SIGNING_KEY_SQL } from './sms-gate-settings.ts';
 import type { Sql } from './sql.ts';
+import type { Queryable } from './store-send.ts';
 
 /**
  * The webhook statements of the dispatcher: events written by the transitions' own statements, and
@@ -25,6 +38,7 @@ export function webhookEventsCte(types: string, callbacks = 'message_callbacks')
        JOIN webhooks w ON w.user_id = moved.user_id AND w.enabled
        CROSS JOIN unnest(${types}::text[]) AS e(type)
        WHERE e.type = ANY(w.events)
+         AND (w.device_id IS NULL OR w.device_id = ${snapshotDeviceSql('moved.snapshot')})
        UNION ALL
        SELECT gen_random_uuid(), NULL::uuid, c.id, moved.user_id, e.type, moved.id, moved.at, moved.snapshot
        FROM moved
@@ -34,6 +48,12 @@ export function webhookEventsCte(types: string, callbacks = 'message_callbacks')
        RETURNING id, coalesce(webhook_id, callback_id) AS webhook_id
      )`;
 }
+
+/**
+ * The device of an event's snapshot, for an endpoint's device filter (SMS Gate's `deviceId`): the
+ * message's device, else the one named at send; the receiving device of a received SMS.
+ */
+const snapshotDeviceSql = (snapshot: string) => `coalesce(${snapshot}->>'device_id', ${snapshot}->>'requested_device_id')::uuid`;
 
 /**
  * A delivery to enqueue: its id and its endpoint's, or its callback's for a callback delivery (the
@@ -65,29 +85,7 @@ export function toTransitioned(rows: { kind: string; id: string; webhook_id: str
 
 /** The message as the transition left it, from the row `to_jsonb` stored in the delivery. */
 export function messageFromSnapshot(data: Record<string, unknown>): MessageFields {
-  const date = (value: unknown) => (value === null || value === undefined ? null : new Date(value as string));
-  return {
-    id: data.id as string,
-    batchId: (data.batch_id as string | null) ?? null,
-    deviceId: (data.device_id as string | null) ?? null,
-    requestedDeviceId: (data.requested_device_id as string | null) ?? null,
-    to: data.to_number as string,
-    body: data.body as string,
-    segments: data.segments as number,
-    encoding: data.encoding as Encoding,
-    state: data.state as MessageState,
-    error: (data.error as string | null) ?? null,
-    createdAt: new Date(data.created_at as string),
-    updatedAt: new Date(data.updated_at as string),
-    sentAt: date(data.sent_at),
-    deliveredAt: date(data.delivered_at),
-    sendAt: date(data.send_at),
-    validUntil: date(data.valid_until),
-    simNumber: (data.sim_number as number | null | undefined) ?? null,
-    attempts: (data.attempts as MessageFields['attempts'] | undefined) ?? [],
-    offeredAt: date(data.offered_at),
-    failedAt: date(data.failed_at),
-  };
+  return messageFromRow(data as unknown as MessageColumns);
 }
 
 /** The received SMS as stored, from the row `to_jsonb` stored in the delivery. */
@@ -104,10 +102,20 @@ export function receivedFromSnapshot(data: Record<string, unknown>): ReceivedFie
   };
 }
 
+/** What an SMS Gate-format endpoint's delivery needs besides the event (webhook-formats/sms-gate.ts). */
+export interface SmsGateTarget {
+  /** The endpoint's id as its client knows it. */
+  clientId: string;
+  /** The account's `webhooks.signing_key` now (null: none set: the request goes unsigned). */
+  signingKey: string | null;
+  /** For a message event: the SMS Gate id of the message's send. */
+  messageId: string | null;
+}
+
 export interface DeliveryAttempt {
   id: string;
   webhookId: string;
-  type: WebhookEventType;
+  type: EngineEventType;
   occurredAt: Date;
   data: Record<string, unknown>;
   state: 'pending' | 'succeeded' | 'failed';
@@ -118,48 +126,95 @@ export interface DeliveryAttempt {
   secrets: string[];
   /** For a delivery to a send's callback: where and how (then `webhookId` is the callback's id, `secrets` empty). */
   callback: CallbackTarget | null;
+  /** What a callback's renderer needs, read now (the current signing key, the sender's number); nulls for an endpoint's delivery. */
+  loaded: CallbackLoaded;
+  /** For an SMS Gate-format endpoint: how to render and sign it (then `secrets` is empty). */
+  smsGate: SmsGateTarget | null;
 }
+
+/** The sender's number of the message in a delivery's snapshot (`d.data`), as the Message resource reads it. */
+const SNAPSHOT_SENDER = senderNumberSql({
+  deviceId: "(d.data->>'device_id')::uuid",
+  requestedDeviceId: "(d.data->>'requested_device_id')::uuid",
+  simNumber: "(d.data->>'sim_number')::int",
+});
 
 /** A delivery with what its next attempt needs; null if it (or its endpoint) was deleted. */
 export async function loadDeliveryAttempt(sql: Sql, id: string, now: Date): Promise<DeliveryAttempt | null> {
   const { rows } = await sql.query<{
-    id: string; webhook_id: string; type: WebhookEventType; occurred_at: Date; data: Record<string, unknown>;
-    state: DeliveryAttempt['state']; attempts: number; url: string; enabled: boolean; secret: string;
-    previous_secret: string | null; previous_secret_expires_at: Date | null;
-    callback_id: string | null; callback_url: string | null; format: string | null; context: Record<string, unknown> | null;
+    id: string;
+    webhook_id: string;
+    type: EngineEventType;
+    occurred_at: Date;
+    data: Record<string, unknown>;
+    state: DeliveryAttempt['state'];
+    attempts: number;
+    url: string;
+    enabled: boolean;
+    secret: string;
+    previous_secret: string | null;
+    previous_secret_expires_at: Date | null;
+    callback_id: string | null;
+    callback_url: string | null;
+    format: string | null;
+    context: Record<string, unknown> | null;
+    signing_key: string | null;
+    sender_number: string | null;
+    endpoint_format: string | null;
+    client_id: string | null;
+    sms_gate_key: string | null;
+    unit_ref: string | null;
   }>(
+    // A Twilio callback is signed with the account's Auth Token as it is now: a rotation applies to
+    // every callback sent after it, including those of earlier sends. So is an SMS Gate-format
+    // endpoint's delivery with the account's SMS Gate signing key as it is now.
     `SELECT d.id, d.webhook_id, d.type, d.occurred_at, d.data, d.state, d.attempts,
             w.url, w.enabled, w.secret, w.previous_secret, w.previous_secret_expires_at,
-            c.id AS callback_id, c.url AS callback_url, c.format, c.context
+            c.id AS callback_id, c.url AS callback_url, c.format, c.context, t.auth_token AS signing_key,
+            CASE WHEN c.id IS NOT NULL THEN ${SNAPSHOT_SENDER} END AS sender_number,
+            w.format AS endpoint_format, w.client_id, ${SMS_GATE_SIGNING_KEY_SQL('s')} AS sms_gate_key,
+            CASE WHEN d.data ? 'batch_id' THEN ${unitRefSql('b', "d.data->>'id'")} END AS unit_ref
      FROM webhook_deliveries d
      LEFT JOIN webhooks w ON w.id = d.webhook_id
      LEFT JOIN message_callbacks c ON c.id = d.callback_id
+     LEFT JOIN twilio_accounts t ON c.format = 'twilio' AND t.user_id = c.user_id
+     LEFT JOIN sms_gate_settings s ON w.format = 'sms_gate' AND s.user_id = w.user_id
+     LEFT JOIN batches b ON w.format = 'sms_gate' AND b.id = (d.data->>'batch_id')::uuid
      WHERE d.id = $1 AND (w.id IS NOT NULL OR c.id IS NOT NULL)`,
     [id],
   );
   const row = rows[0];
   if (!row) return null;
-  if (row.callback_id !== null) {
-    const callback = { url: row.callback_url!, format: row.format as CallbackTarget['format'], context: row.context ?? {} };
-    return {
-      id: row.id, webhookId: row.callback_id, type: row.type, occurredAt: row.occurred_at, data: row.data, state: row.state,
-      attempts: row.attempts, url: callback.url, enabled: true, secrets: [], callback,
-    };
-  }
-  const previousValid = row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at > now;
-  return {
+  // What every kind shares; a per-send callback, an SMS Gate-format webhook and smsgw's own differ below.
+  const common = {
     id: row.id,
-    webhookId: row.webhook_id,
     type: row.type,
     occurredAt: row.occurred_at,
     data: row.data,
     state: row.state,
     attempts: row.attempts,
-    url: row.url,
-    enabled: row.enabled,
-    secrets: previousValid ? [row.secret, row.previous_secret!] : [row.secret],
+    secrets: [] as string[],
     callback: null,
+    loaded: { signingKey: null, senderNumber: null },
+    smsGate: null,
   };
+  if (row.callback_id !== null) {
+    const callback = { url: row.callback_url!, format: row.format as CallbackTarget['format'], context: row.context ?? {} };
+    return {
+      ...common,
+      webhookId: row.callback_id,
+      url: callback.url,
+      enabled: true,
+      callback,
+      loaded: { signingKey: row.signing_key, senderNumber: row.sender_number },
+    };
+  }
+  const webhook = { ...common, webhookId: row.webhook_id, url: row.url, enabled: row.enabled };
+  if (row.endpoint_format === 'sms_gate') {
+    return { ...webhook, smsGate: { clientId: row.client_id!, signingKey: row.sms_gate_key, messageId: row.unit_ref } };
+  }
+  const previousValid = row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at > now;
+  return { ...webhook, secrets: previousValid ? [row.secret, row.previous_secret!] : [row.secret] };
 }
 
 export interface AttemptResult {
@@ -172,7 +227,7 @@ export interface AttemptResult {
 }
 
 /** Records one attempt of a pending delivery; false if it was no longer pending. */
-export async function recordDeliveryAttempt(sql: Sql, id: string, result: AttemptResult): Promise<boolean> {
+export async function recordDeliveryAttempt(sql: Queryable, id: string, result: AttemptResult): Promise<boolean> {
   const state = result.outcome === 'retry' ? 'pending' : result.outcome;
   const { rowCount } = await sql.query(
     `UPDATE webhook_deliveries
@@ -186,10 +241,7 @@ export async function recordDeliveryAttempt(sql: Sql, id: string, result: Attemp
 
 /** Ends a pending delivery without an attempt (its endpoint is disabled). */
 export async function abandonDelivery(sql: Sql, id: string, error: string): Promise<void> {
-  await sql.query(
-    `UPDATE webhook_deliveries SET state = 'failed', last_error = $2, next_attempt_at = NULL WHERE id = $1 AND state = 'pending'`,
-    [id, error],
-  );
+  await sql.query(`UPDATE webhook_deliveries SET state = 'failed', last_error = $2, next_attempt_at = NULL WHERE id = $1 AND state = 'pending'`, [id, error]);
 }
 
 /** Disables an endpoint on smsgw's own decision (410 Gone), with the reason shown to the user. */

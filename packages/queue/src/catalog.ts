@@ -26,7 +26,8 @@ export const DeviceReport = Type.Object(
     at: Type.Optional(Type.String({ format: 'date-time', description: 'When it happened on the device; default: when received.' })),
     retryable: Type.Optional(
       Type.Boolean({
-        description: 'With `failed`: true only when the SMS provably never left the device (nothing reached the network); smsgw may then give the message to another device. Default false: the failure is final.',
+        description:
+          'With `failed`: true only when the SMS provably never left the device (nothing reached the network); smsgw may then give the message to another device. Default false: the failure is final.',
       }),
     ),
   },

@@ -31,7 +31,13 @@ export async function redisProblem(url: string, timeoutMs = 5000): Promise<strin
   } catch {
     return `REDIS_URL is not a URL (redis://host:port).`;
   }
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   let last: Error | undefined;
   client.on('error', (error: Error) => (last = error));
   try {

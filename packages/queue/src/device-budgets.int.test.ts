@@ -9,7 +9,12 @@ afterAll(async () => {
 });
 
 const none: BudgetLimits = { segmentsPerHour: null, segmentsPerDay: null, segmentsPerMonth: null, uniqueRecipientsPerMonth: null };
-const scope = (limits: Partial<BudgetLimits>, sim = 0, deviceId = randomUUID()): BudgetScope => ({ deviceId, sim, generation: '1', limits: { ...none, ...limits } });
+const scope = (limits: Partial<BudgetLimits>, sim = 0, deviceId = randomUUID()): BudgetScope => ({
+  deviceId,
+  sim,
+  generation: '1',
+  limits: { ...none, ...limits },
+});
 const empty = { minutes: [], day: 0, month: 0, recipients: [] };
 
 async function seeded(budgets: DeviceBudgets, scopes: BudgetScope[]) {
@@ -25,7 +30,14 @@ describe('DeviceBudgets', () => {
     const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
     const s = scope({ segmentsPerHour: 5 });
     await seeded(budgets, [s]);
-    const first = await budgets.take([s], [{ segments: 3, to: '+15550000001' }, { segments: 3, to: '+15550000002' }, { segments: 2, to: '+15550000003' }]);
+    const first = await budgets.take(
+      [s],
+      [
+        { segments: 3, to: '+15550000001' },
+        { segments: 3, to: '+15550000002' },
+        { segments: 2, to: '+15550000003' },
+      ],
+    );
     expect(first).toMatchObject({ taken: [true, false, true] });
     if (!('taken' in first)) throw new Error('unreachable');
     expect(first.retryInMs).toBeGreaterThan(3_540_000);
@@ -37,7 +49,10 @@ describe('DeviceBudgets', () => {
     const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
     const s = scope({ uniqueRecipientsPerMonth: 2 });
     await seeded(budgets, [s]);
-    const take = await budgets.take([s], ['+1555001', '+1555002', '+1555003', '+1555001', '+1555002'].map((to) => ({ segments: 1, to })));
+    const take = await budgets.take(
+      [s],
+      ['+1555001', '+1555002', '+1555003', '+1555001', '+1555002'].map((to) => ({ segments: 1, to })),
+    );
     expect(take).toMatchObject({ taken: [true, true, false, true, true] });
   });
 
@@ -55,7 +70,15 @@ describe('DeviceBudgets', () => {
     const ask = await budgets.take([changed], [{ segments: 1, to: '+1555003' }]);
     expect(ask).toMatchObject({ seed: changed });
     await budgets.seed(changed, ask.at, { minutes: [[Math.floor(ask.at / 60_000), 1]], day: 1, month: 1, recipients: [['+1555009', 1]] });
-    expect(await budgets.take([changed], [{ segments: 1, to: '+1555003' }, { segments: 1, to: '+1555004' }])).toMatchObject({ taken: [true, false] });
+    expect(
+      await budgets.take(
+        [changed],
+        [
+          { segments: 1, to: '+1555003' },
+          { segments: 1, to: '+1555004' },
+        ],
+      ),
+    ).toMatchObject({ taken: [true, false] });
   });
 
   it('takes only what fits every scope: the device as a whole and its SIM', async () => {
@@ -72,7 +95,14 @@ describe('DeviceBudgets', () => {
     const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
     const s = scope({ segmentsPerHour: 50 });
     await seeded(budgets, [s]);
-    const takes = await Promise.all(Array.from({ length: 20 }, (_, i) => budgets.take([s], Array.from({ length: 5 }, (__, j) => ({ segments: 1, to: `+1555${i}${j}` })))));
+    const takes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        budgets.take(
+          [s],
+          Array.from({ length: 5 }, (__, j) => ({ segments: 1, to: `+1555${i}${j}` })),
+        ),
+      ),
+    );
     const taken = takes.flatMap((t) => ('taken' in t ? t.taken : [])).filter(Boolean).length;
     expect(taken).toBe(50);
   });

@@ -29,7 +29,10 @@ describe('DevicePacing', () => {
   it('applies every window: the smallest room wins', async () => {
     const pacing = new DevicePacing(redis, prefix());
     const device = randomUUID();
-    const windows = [{ windowMs: 60_000, limit: 10 }, { windowMs: 3_600_000, limit: 3 }];
+    const windows = [
+      { windowMs: 60_000, limit: 10 },
+      { windowMs: 3_600_000, limit: 3 },
+    ];
     const first = await pacing.take(device, windows, ids(5));
     expect(first.taken).toBe(3);
     expect(first.retryInMs).toBeGreaterThan(3_500_000);

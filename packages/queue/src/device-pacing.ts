@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { luaScript } from './commands/index.ts';
 
 /**
  * Per-device pacing (issue 16): a device is handed at most `limit` messages in any window of
@@ -20,44 +21,6 @@ export interface PaceTake {
   retryInMs: number;
 }
 
-// KEYS[1]: the device's log. ARGV: keepMs, n windows, then n (windowMs, limit) pairs, then message ids.
-const TAKE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local keep = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - keep)
-local function used(window) return redis.call('ZCOUNT', KEYS[1], '(' .. (now - window), '+inf') end
-local room = -1
-for w = 0, n - 1 do
-  local free = tonumber(ARGV[4 + 2 * w]) - used(tonumber(ARGV[3 + 2 * w]))
-  if free < 0 then free = 0 end
-  if room < 0 or free < room then room = free end
-end
-local first = 3 + 2 * n
-local taken = 0
-for i = first, #ARGV do
-  if taken >= room then break end
-  redis.call('ZADD', KEYS[1], now, ARGV[i])
-  taken = taken + 1
-end
-if taken > 0 then redis.call('PEXPIRE', KEYS[1], keep) end
-local retry = 0
-if taken < #ARGV - first + 1 then
-  -- For each full window, the hand-out that must leave it for a place to free: it leaves at its score + window.
-  for w = 0, n - 1 do
-    local window = tonumber(ARGV[3 + 2 * w])
-    local limit = tonumber(ARGV[4 + 2 * w])
-    local count = used(window)
-    if count >= limit then
-      local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', count - limit, 1)
-      local frees = tonumber(oldest[2]) + window - now
-      if frees > retry then retry = frees end
-    end
-  end
-end
-return {taken, retry}`;
-
 export class DevicePacing {
   constructor(
     private readonly redis: Redis,
@@ -77,8 +40,30 @@ export class DevicePacing {
     if (messageIds.length === 0) return { taken: 0, retryInMs: 0 };
     const keep = Math.max(...windows.map((w) => w.windowMs));
     const args = [keep, windows.length, ...windows.flatMap((w) => [w.windowMs, w.limit]), ...messageIds];
-    const [taken, retry] = (await this.redis.eval(TAKE, 1, this.key(deviceId), ...args)) as [number, number];
+    const [taken, retry] = (await this.redis.eval(luaScript('pace-take'), 1, this.key(deviceId), ...args)) as [number, number];
     return { taken, retryInMs: taken === messageIds.length ? 0 : retry };
+  }
+
+  /**
+   * The room each device's windows have now, and when a place frees once it is taken (read only,
+   * one round trip for all): what the routing planner fills before `take` reserves it.
+   */
+  async peek(devices: { deviceId: string; windows: PaceWindow[] }[]): Promise<Map<string, { room: number; retryInMs: number }>> {
+    const paced = devices.filter((d) => d.windows.length > 0);
+    if (paced.length === 0) return new Map();
+    const pipeline = this.redis.pipeline();
+    for (const { deviceId, windows } of paced) {
+      pipeline.eval(luaScript('pace-peek'), 1, this.key(deviceId), windows.length, ...windows.flatMap((w) => [w.windowMs, w.limit]));
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return new Map(
+      paced.map(({ deviceId }, i) => {
+        const [error, reply] = replies[i] ?? [new Error('no reply'), null];
+        if (error) throw error;
+        const [room, retryInMs] = reply as [number, number];
+        return [deviceId, { room, retryInMs }];
+      }),
+    );
   }
 
   /** Gives back the places of messages that were not handed after all (another dispatcher assigned them first). */

@@ -38,11 +38,7 @@ export function createWebhooksQueue(connection: Redis, prefix: string): Webhooks
  * One `webhook.deliver` job per delivery, in one round trip, to run at once or at `at` (epoch ms);
  * the delivery id is the job id, so adding a delivery that has a job already is a no-op.
  */
-export async function enqueueWebhookDeliveries(
-  queue: WebhooksQueue,
-  deliveries: readonly { id: string; webhookId: string }[],
-  at?: number,
-): Promise<void> {
+export async function enqueueWebhookDeliveries(queue: WebhooksQueue, deliveries: readonly { id: string; webhookId: string }[], at?: number): Promise<void> {
   if (deliveries.length === 0) return;
   const job = JOBS['webhook.deliver'];
   const delay = at === undefined ? 0 : Math.max(0, at - Date.now());
@@ -60,10 +56,28 @@ const REPORTS_PER_JOB = 500;
 
 /** A device's reports as `device.reports` jobs of up to 500 each, in order, in one round trip. */
 export async function enqueueReports(queue: ReportsQueue, payload: JobPayload<'device.reports'>): Promise<void> {
+  await enqueueReportBatches(queue, [payload]);
+}
+
+/**
+ * The reports of many device requests in one round trip: those of one device are merged, in
+ * order, into jobs of up to 500 (each report keeps its request's arrival time as `at` when it has
+ * none of its own), so that the dispatcher takes one job where there were many requests.
+ */
+export async function enqueueReportBatches(queue: ReportsQueue, payloads: readonly JobPayload<'device.reports'>[]): Promise<void> {
+  const byDevice = new Map<string, JobPayload<'device.reports'>['reports']>();
+  for (const { deviceId, receivedAt, reports } of payloads) {
+    let merged = byDevice.get(deviceId);
+    if (!merged) byDevice.set(deviceId, (merged = []));
+    for (const report of reports) merged.push(payloads.length === 1 || report.at !== undefined ? report : { ...report, at: receivedAt });
+  }
+  const receivedAt = payloads[0]?.receivedAt ?? new Date().toISOString();
   const jobs = [];
-  for (let i = 0; i < payload.reports.length; i += REPORTS_PER_JOB) {
-    const data = parsePayload('device.reports', { ...payload, reports: payload.reports.slice(i, i + REPORTS_PER_JOB) });
-    jobs.push({ name: 'device.reports', data, opts: JOBS['device.reports'].options });
+  for (const [deviceId, reports] of byDevice) {
+    for (let i = 0; i < reports.length; i += REPORTS_PER_JOB) {
+      const data = parsePayload('device.reports', { deviceId, receivedAt, reports: reports.slice(i, i + REPORTS_PER_JOB) });
+      jobs.push({ name: 'device.reports', data, opts: JOBS['device.reports'].options });
+    }
   }
   await queue.addBulk(jobs);
 }

@@ -26,7 +26,7 @@ export async function usersListening(redis: Redis, prefix: string): Promise<Set<
 
 /**
  * The data of an event: for `message.status`, the message's id, status, state, batch_id,
- * device_id, error and timestamps (`StatusEventData` of @smsgw/db, the loader of both publishers);
+ * device_id, error and timestamps (`StatusEventData` of @smsgw/core, published by @smsgw/db's `announceTransitions`);
  * for `sms.received`, the public received record. Documented in the route (GET /api/v1/events).
  */
 export type UserEventData = { id: string } & Record<string, unknown>;
@@ -50,7 +50,8 @@ export async function publishUserEvents(redis: Redis, prefix: string, events: { 
   const byUser = new Map<string, UserEvent[]>();
   for (const { userId, event } of events) byUser.set(userId, [...(byUser.get(userId) ?? []), event]);
   const pipeline = redis.pipeline();
-  for (const [userId, list] of byUser) pipeline.publish(userEventsChannel(prefix, userId), JSON.stringify({ user_id: userId, events: list } satisfies UserEventBatch));
+  for (const [userId, list] of byUser)
+    pipeline.publish(userEventsChannel(prefix, userId), JSON.stringify({ user_id: userId, events: list } satisfies UserEventBatch));
   await pipeline.exec();
 }
 

@@ -24,6 +24,22 @@ export async function publishCancels(redis: Redis, prefix: string, cancels: read
   await pipeline.exec();
 }
 
+/**
+ * "Your settings changed" for SMS Gate phones, on a channel of its own; the message is a device id
+ * (the phone gets `SettingsUpdated` and fetches `GET /mobile/v1/settings` again).
+ */
+export function settingsChannel(prefix: string): string {
+  return `${prefix}:settings`;
+}
+
+/** Tells each device its settings changed (one publish per device, in one round trip). */
+export async function publishSettingsUpdated(redis: Redis, prefix: string, deviceIds: readonly string[]): Promise<void> {
+  if (deviceIds.length === 0) return;
+  const pipeline = redis.pipeline();
+  for (const id of deviceIds) pipeline.publish(settingsChannel(prefix), id);
+  await pipeline.exec();
+}
+
 /** The round-robin cursor of a user, shared by every dispatcher process. */
 export function roundRobinKey(prefix: string, userId: string): string {
   return `${prefix}:rr:${userId}`;

@@ -1,13 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterEach, inject } from 'vitest';
+import { inject } from 'vitest';
 import pg from 'pg';
-import { createApiKey, createDb, createDevice, createUser } from '@smsgw/db';
-import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
-import { sentIds, startCluster, type Cluster } from '../../support/cluster.ts';
+import { createApiKey, createDevice, createUser } from '@smsgw/db';
+import { createDb } from '@smsgw/db/prisma';
+import { sentIds, type Cluster } from '../../support/cluster.ts';
+import { e2ePerTest, type E2e } from '../../support/e2e-fixture.ts';
 import { privatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './services.ts';
 
 /**
@@ -32,29 +30,27 @@ export interface Gateway {
   waitForDelivered(count: number, timeoutMs: number): Promise<void>;
   /** Message ids the simulated devices sent, with repeats. */
   sent(): Promise<string[]>;
-  close(): Promise<void>;
 }
 
 export interface GatewayOptions {
   devices?: number;
   dispatchers?: number;
   env?: Record<string, string>;
+  /** The simulated devices' environment, over the fixture's. */
+  simEnv?: Record<string, string>;
 }
 
 /** Starts gateways for the tests of a file, each closed after its test. */
 export function gatewayPerTest(): (options?: GatewayOptions) => Promise<Gateway> {
-  let open: Gateway | undefined;
-  afterEach(async () => {
-    await open?.close();
-    open = undefined;
-  });
-  return async (options) => (open = await startGateway(options));
+  const openE2e = e2ePerTest('faults');
+  return async (options) => startGateway(await openE2e(), options);
 }
 
-export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
+async function startGateway(e2e: E2e, options: GatewayOptions = {}): Promise<Gateway> {
   const { name, port } = inject('postgresCluster');
   const postgres = privatePostgres(name, port);
-  const database: TestDatabase = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
+  const { database, logDir } = e2e;
+  // A client of its own, closed before the tests restart Postgres under the processes.
   const db = createDb({ url: database.url, poolSize: 1 });
   const user = await createUser(db, { name: 'faults', monthlyQuota: 1_000_000 });
   const { key } = await createApiKey(db, { userId: user.id, name: 'faults' });
@@ -63,16 +59,15 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   await db.$disconnect();
 
   const redis = await startPrivateRedis();
-  const logDir = await mkdtemp(join(tmpdir(), 'smsgw-faults-'));
-  const cluster = await startCluster({
-    databaseUrl: database.url,
-    queuePrefix: `smsgw-faults-${randomBytes(4).toString('hex')}`,
+  e2e.defer(() => redis.stop());
+  const cluster = await e2e.startCluster({
     dispatchers: options.dispatchers ?? 1,
     deviceTokens: tokens,
-    logDir,
     env: { REDIS_URL: redis.url, LOG_LEVEL: 'info', WORKER_LOCK_SECONDS: '3', SWEEP_INTERVAL_SECONDS: '1', OUTBOX_AGE_SECONDS: '2', ...options.env },
-    simEnv: { SIM_SEND_MS: '2', SIM_DELIVER_MS: '10', SIM_POLL_SECONDS: '2' },
+    simEnv: { SIM_SEND_MS: '2', SIM_DELIVER_MS: '10', SIM_POLL_SECONDS: '2', ...options.simEnv },
   });
+  // If a test left it stopped: the processes' clean-up removes the queues' keys.
+  e2e.defer(() => redis.start());
 
   // The dispatchers are up once they logged so (the cluster waits for the API and the devices only).
   for (let i = 0; i < (options.dispatchers ?? 1); i++) {
@@ -86,6 +81,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const statuses: number[] = [];
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   pool.on('error', () => undefined);
+  e2e.defer(() => pool.end());
 
   async function counts(): Promise<Record<string, number>> {
     for (;;) {
@@ -101,7 +97,15 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   }
 
   return {
-    cluster, redis, postgres, databaseUrl: database.url, key, tokens, logDir, statuses, counts,
+    cluster,
+    redis,
+    postgres,
+    databaseUrl: database.url,
+    key,
+    tokens,
+    logDir,
+    statuses,
+    counts,
     async send(recipients, { retryForMs = 60_000, idempotencyKey = randomBytes(8).toString('hex') } = {}) {
       const deadline = Date.now() + retryForMs;
       for (;;) {
@@ -132,14 +136,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       }
     },
     sent: () => sentIds(logDir),
-    async close() {
-      await redis.start(); // if a test left it stopped: the clean-up removes the queues' keys
-      await cluster.stop();
-      await pool.end();
-      await redis.stop();
-      await database.drop();
-      await rm(logDir, { recursive: true, force: true });
-    },
   };
 }
 

@@ -38,11 +38,27 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
   const version = postgresVersion();
   const name = `${CLUSTER_PREFIX}${randomBytes(4).toString('hex')}`;
   const port = await freePort();
-  execFileSync('pg_createcluster', [
-    version, name, '--port', String(port), '--start',
-    '-o', 'fsync=off', '-o', 'synchronous_commit=off', '-o', 'full_page_writes=off', '-o', 'max_connections=200',
-    '--', '--auth=trust',
-  ], { stdio: 'pipe' });
+  execFileSync(
+    'pg_createcluster',
+    [
+      version,
+      name,
+      '--port',
+      String(port),
+      '--start',
+      '-o',
+      'fsync=off',
+      '-o',
+      'synchronous_commit=off',
+      '-o',
+      'full_page_writes=off',
+      '-o',
+      'max_connections=200',
+      '--',
+      '--auth=trust',
+    ],
+    { stdio: 'pipe' },
+  );
   return privatePostgres(name, port);
 }
 
@@ -94,7 +110,10 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     for (;;) {
       const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       client.on('error', () => undefined);
-      const up = await client.connect().then(() => client.ping(), () => null);
+      const up = await client.connect().then(
+        () => client.ping(),
+        () => null,
+      );
       client.disconnect();
       if (up === 'PONG') return;
       if (Date.now() > deadline) throw new Error(`redis-server on ${port} not up`);

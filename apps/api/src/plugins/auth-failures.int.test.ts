@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.ts';
 import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
-import { enrolPhone, phoneRequest } from '../routes/mobile/test-phone.ts';
+import { enrolPhone, phoneRequest } from '../testing/test-phone.ts';
 
 const LIMIT = 3;
 

@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
 import { AppError, isUuid } from '@smsgw/core';
-import { authenticateApiKey, findUserOfLiveKey, touchApiKey, type UserRow } from '@smsgw/db';
+import { authenticateApiKey, findUserOfLiveKey, hashSecret, touchApiKey, type UserRow } from '@smsgw/db';
 import { authFailures } from './auth-failures.ts';
+import { credentialCache } from './credential-cache.ts';
 import { ALL_SCOPES, grants, routeScope } from './scopes.ts';
 
 export interface AuthContext {
@@ -54,11 +55,15 @@ export function readCredential(request: FastifyRequest): string | undefined {
  * without `key_id`, issued before the claim existed, is refused). A JWT with `scopes` (SMS Gate's
  * tokens) needs its `jti` on record and not revoked, checked in the same one statement, and may
  * call only the routes its scopes grant (403 `scope required: <scope>`, before the body is read).
+ * What a credential stands for is cached in the process (plugins/credential-cache.ts): a known key
+ * or JWT costs no statement, and a change made anywhere reaches every process within a second.
  */
 export const auth = fp(
   async (app: FastifyInstance) => {
     const { JWT_SECRET, JWT_TTL_SECONDS } = app.config;
     await app.register(authFailures);
+    await app.register(credentialCache);
+    const cache = app.credentialCache;
     await app.register(fastifyJwt, {
       secret: JWT_SECRET,
       decoratorName: 'jwtPayload',
@@ -92,10 +97,17 @@ export const auth = fp(
     });
 
     async function fromApiKey(secret: string): Promise<AuthContext | null> {
-      const found = await authenticateApiKey(app.sql, secret);
+      const key = `key:${Buffer.from(hashSecret(secret)).toString('base64')}`;
+      const found = await cache.get(
+        key,
+        () => authenticateApiKey(app.sql, secret),
+        (k) => k.user.id,
+      );
       if (!found) return null;
       const now = new Date();
       if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
+        // On the cached entry too, so that it is not touched again within the interval.
+        found.lastUsedAt = now;
         await touchApiKey(app.sql, found.keyId, now);
       }
       return { user: found.user, method: 'api_key', apiKeyId: found.keyId };
@@ -112,7 +124,13 @@ export const auth = fp(
       if (typeof sub !== 'string' || !isUuid(sub) || typeof keyId !== 'string' || !isUuid(keyId)) return null;
       const scoped = payload.scopes === undefined ? undefined : scopedClaims(payload);
       if (scoped === null) return null;
-      const user = await findUserOfLiveKey(app.sql, { userId: sub, keyId, ...(scoped && { tokenId: scoped.id }) });
+      // The signature and `exp` are checked on every request above; the rows behind the claims are cached.
+      const key = `jwt:${sub}:${keyId}:${scoped?.id ?? ''}`;
+      const user = await cache.get(
+        key,
+        () => findUserOfLiveKey(app.sql, { userId: sub, keyId, ...(scoped && { tokenId: scoped.id }) }),
+        (u) => u.id,
+      );
       return user && { user, method: 'jwt', apiKeyId: keyId, ...(scoped && { token: scoped }) };
     }
   },

@@ -106,7 +106,11 @@ describe('the request timeout (item 15)', () => {
   });
 
   it('answers headers that never end with 408 within the timeout', async () => {
-    const res = await rawRequest('GET /health HTTP/1.1\r\nHost: x\r\n', ['X-A: 1\r\n', 'X-B: 2\r\n', 'X-C: 3\r\n', 'X-D: 4\r\n', 'X-E: 5\r\n', 'X-F: 6\r\n', 'X-G: 7\r\n', 'X-H: 8\r\n'], 300);
+    const res = await rawRequest(
+      'GET /health HTTP/1.1\r\nHost: x\r\n',
+      ['X-A: 1\r\n', 'X-B: 2\r\n', 'X-C: 3\r\n', 'X-D: 4\r\n', 'X-E: 5\r\n', 'X-F: 6\r\n', 'X-G: 7\r\n', 'X-H: 8\r\n'],
+      300,
+    );
     expect(res.status).toBe(408);
     expect(res.closedAfterMs).toBeLessThan(TIMEOUT_SECONDS * 1000 + 1500);
   });
@@ -116,12 +120,15 @@ describe('the request timeout (item 15)', () => {
     const started = Date.now();
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const wait = TIMEOUT_SECONDS * 3;
-      const req = httpRequest({ host: '127.0.0.1', port, path: `/api/v1/device/messages?wait=${wait}`, headers: { authorization: `Bearer ${devices[0]!.token}` } }, (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
-      });
+      const req = httpRequest(
+        { host: '127.0.0.1', port, path: `/api/v1/device/messages?wait=${wait}`, headers: { authorization: `Bearer ${devices[0]!.token}` } },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -133,7 +140,13 @@ describe('the request timeout (item 15)', () => {
     const { devices } = await createTestUser(api.db);
     const heartbeats: number[] = [];
     let closed = false;
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/device/events', agent: false, headers: { authorization: `Bearer ${devices[0]!.token}` } });
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/device/events',
+      agent: false,
+      headers: { authorization: `Bearer ${devices[0]!.token}` },
+    });
     const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
       req.on('response', resolve);
       req.on('error', reject);

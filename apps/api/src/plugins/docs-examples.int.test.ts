@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPairing } from '@smsgw/db';
 import { createTestUser, startTestApi, type TestApi, type TestUser } from '../testing/test-api.ts';
-import { enrolConnectedPhone, nextAddress, type EnrolledPhone } from '../routes/mobile/test-phone.ts';
+import { enrolConnectedPhone, nextAddress, type EnrolledPhone } from '../testing/test-phone.ts';
 
 /**
  * "Try it out" in /docs: every operation's request example, taken from the document, is accepted
@@ -21,8 +21,10 @@ type Document = { paths: Record<string, Record<string, Operation>> };
 
 /** Operations whose example cannot be sent as it is here, and why. */
 const SKIPPED: Record<string, string> = {
-  postMobileInboundByDeviceIdBySecret: 'the phone signs each webhook with its own key over the exact bytes (X-Signature); routes/mobile/inbound.int.test.ts sends signed ones',
-  post20100401AccountsByAccountSidMessagesBySid: 'a cancel needs a message that is still scheduled; compat/twilio/client-library.int.test.ts cancels one with Twilio\'s library',
+  postMobileInboundByDeviceIdBySecret:
+    'the phone signs each webhook with its own key over the exact bytes (X-Signature); routes/device-protocols/sms-gate/inbound.int.test.ts sends signed ones',
+  post20100401AccountsByAccountSidMessagesBySid:
+    "a cancel needs a message that is still scheduled; compat/twilio/client-library.int.test.ts cancels one with Twilio's library",
 };
 
 let api: TestApi;
@@ -46,7 +48,9 @@ beforeAll(async () => {
   ids.template = await create('/api/v1/templates', { name: 'Code', body: 'Your code is {{code}}.' });
   ids.webhook = await create('/api/v1/webhooks', { url: 'https://example.org/existing', events: ['message.sent'] });
   ids.device = owner.deviceId!;
-  ids.accountSid = (await api.app.inject({ method: 'GET', url: '/api/v1/twilio', headers: { 'x-api-key': owner.apiKey } })).json<{ account_sid: string }>().account_sid;
+  ids.accountSid = (await api.app.inject({ method: 'GET', url: '/api/v1/twilio', headers: { 'x-api-key': owner.apiKey } })).json<{
+    account_sid: string;
+  }>().account_sid;
 });
 afterAll(async () => {
   await api?.close();
@@ -94,7 +98,9 @@ const withBodies = () =>
 describe('request examples', () => {
   it('are given for every operation with a body, in each of its media types', () => {
     expect(withBodies().length).toBeGreaterThan(20);
-    const missing = withBodies().filter(({ media }) => media.example === undefined).map(({ method, path, type }) => `${method} ${path} (${type})`);
+    const missing = withBodies()
+      .filter(({ media }) => media.example === undefined)
+      .map(({ method, path, type }) => `${method} ${path} (${type})`);
     expect(missing).toEqual([]);
   });
 

@@ -49,7 +49,9 @@ describe('the OpenAPI document', () => {
 
   it('lists SMS first, tags every operation, and names the public URL as its server', () => {
     expect(document.tags[0]?.name).toBe('sms');
-    const untagged = operations().filter(({ operation }) => !operation.tags?.length).map(({ method, path }) => `${method} ${path}`);
+    const untagged = operations()
+      .filter(({ operation }) => !operation.tags?.length)
+      .map(({ method, path }) => `${method} ${path}`);
     expect(untagged).toEqual([]);
     expect(document.servers).toEqual([{ url: 'https://sms.example.org', description: 'PUBLIC_URL' }]);
   });
@@ -81,10 +83,25 @@ describe('examples', () => {
 type Raw = {
   components: { schemas: Record<string, unknown> };
   webhooks: Record<string, { post: { parameters: { name: string; in: string }[]; requestBody: { content: Record<string, { schema: { $ref?: string } }> } } }>;
-  paths: Record<string, Record<string, {
-    requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
-    responses: Record<string, { description: string; content?: Record<string, { schema: { $ref?: string; anyOf?: unknown[] }; example?: unknown; examples?: Record<string, { summary: string; value: unknown }> }> }>;
-  }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
+        responses: Record<
+          string,
+          {
+            description: string;
+            content?: Record<
+              string,
+              { schema: { $ref?: string; anyOf?: unknown[] }; example?: unknown; examples?: Record<string, { summary: string; value: unknown }> }
+            >;
+          }
+        >;
+      }
+    >
+  >;
 };
 const raw = () => document as unknown as Raw;
 
@@ -101,7 +118,24 @@ function errorEnum(schema: unknown): unknown {
 describe('named schemas, responses and webhooks', () => {
   it('names the shared schemas in components and refers to them', () => {
     const names = Object.keys(raw().components.schemas);
-    for (const name of ['Message', 'MessagePage', 'SendRequest', 'SendAccepted', 'Error', 'Device', 'Contact', 'ContactPage', 'Group', 'Template', 'Webhook', 'WebhookDelivery', 'Quota', 'ReceivedSms', 'ApiKey', 'Pairing']) {
+    for (const name of [
+      'Message',
+      'MessagePage',
+      'SendRequest',
+      'SendAccepted',
+      'Error',
+      'Device',
+      'Contact',
+      'ContactPage',
+      'Group',
+      'Template',
+      'Webhook',
+      'WebhookDelivery',
+      'Quota',
+      'ReceivedSms',
+      'ApiKey',
+      'Pairing',
+    ]) {
       expect(names).toContain(name);
     }
     const paths = raw().paths;
@@ -147,15 +181,28 @@ describe('named schemas, responses and webhooks', () => {
     }
     expect(checked.length).toBeGreaterThan(150);
     const send = raw().paths['/api/sms/send']!.post!.responses['400']!.content!['application/json']!.examples!;
-    expect(Object.keys(send)).toEqual(expect.arrayContaining(['invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found']));
-    expect(send.invalid_phone_number).toEqual({ summary: 'Phone number must be in E.164 format', value: { error: 'invalid_phone_number', message: 'Phone number must be in E.164 format' } });
+    expect(Object.keys(send)).toEqual(
+      expect.arrayContaining(['invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found']),
+    );
+    expect(send.invalid_phone_number).toEqual({
+      summary: 'Phone number must be in E.164 format',
+      value: { error: 'invalid_phone_number', message: 'Phone number must be in E.164 format' },
+    });
     const template = raw().paths['/api/sms/send-template']!.post!.responses['400']!.content!['application/json']!.examples!;
     expect(template.template_not_found!.value).toEqual({ message: 'Template not found.' });
   });
 
   it('has a webhooks section with every event the gateway posts, its payload and the signature headers', () => {
     expect(Object.keys(raw().webhooks).sort()).toEqual([
-      'device.degraded', 'device.offline', 'device.online', 'message.cancelled', 'message.delivered', 'message.failed', 'message.received', 'message.sent', 'webhook.test',
+      'device.degraded',
+      'device.offline',
+      'device.online',
+      'message.cancelled',
+      'message.delivered',
+      'message.failed',
+      'message.received',
+      'message.sent',
+      'webhook.test',
     ]);
     const delivered = raw().webhooks['message.delivered']!.post;
     expect(delivered.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature']);

@@ -68,7 +68,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
  * responses (a client-compatibility API reshapes the body: routes/compat/).
  */
 export function errorResponse(
-  app: FastifyInstance, error: FastifyError | AppError, request: FastifyRequest,
+  app: FastifyInstance,
+  error: FastifyError | AppError,
+  request: FastifyRequest,
 ): { status: number; headers: Record<string, string>; body: ErrorBodyShape } {
   if (isAppError(error)) {
     const headers: Record<string, string> = error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) };
@@ -90,7 +92,9 @@ export function errorResponse(
   if (isUnavailable(error)) {
     app.incidents.report('Postgres or Redis unavailable: answered 503', error);
     return {
-      status: 503, headers: { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_SECONDS) }, body: new AppError('service_unavailable').body() as ErrorBodyShape,
+      status: 503,
+      headers: { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_SECONDS) },
+      body: new AppError('service_unavailable').body() as ErrorBodyShape,
     };
   }
   request.log.error({ err: error }, 'unhandled error');

@@ -4,7 +4,9 @@ import { createServer } from 'node:net';
 import type { InjectOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
+import { assignMessages } from '@smsgw/db';
+import { createTestUser, send as sendSms, startTestApi, type TestApi, uniquePhone } from '../testing/test-api.ts';
+import { phoneOwner, phoneRequest } from '../testing/test-phone.ts';
 
 /**
  * The limits when Redis stalls or goes away, on a Redis server of this file's own: pausing the
@@ -26,7 +28,9 @@ async function freePort(): Promise<number> {
 
 /** Starts `redis-server` without persistence and resolves once it accepts connections. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     let output = '';
     child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${output}`)));
@@ -102,6 +106,75 @@ describe('when Redis stalls', () => {
     } finally {
       // Waits for the end of the pause: a paused server holds this command too.
       await control.call('CLIENT', 'UNPAUSE');
+    }
+  });
+});
+
+/** Two phones, and a `PATCH /message` of `count` at once (alternating phones), each a `Delivered` snapshot of a message assigned to it. */
+async function concurrentSnapshots(count: number) {
+  const phones = await Promise.all([phoneOwner(api.app, api.db), phoneOwner(api.app, api.db)]);
+  const idsOf = await Promise.all(
+    phones.map(async ({ apiKey, phone }) => {
+      const res = await sendSms(api.app, apiKey, {
+        recipients: Array.from({ length: count / 2 }, () => uniquePhone()),
+        body: 'coalesced',
+        device_id: phone.id,
+      });
+      const ids = res.json().message_ids as string[];
+      await assignMessages(api.sql, { assignments: ids.map((id) => ({ id, deviceId: phone.id })), now: new Date() });
+      return ids;
+    }),
+  );
+  // Snapshots of a phone's own messages: another's would be ignored, and nothing queued.
+  const ids = Array.from({ length: count }, (_, i) => idsOf[i % 2]![Math.floor(i / 2)]!);
+  const send = () =>
+    ids.map((id, i) =>
+      phoneRequest(api.app, 'PATCH', '/mobile/v1/message', {
+        authorization: `Bearer ${phones[i % 2]!.phone.token}`,
+        body: [{ id, state: 'Delivered', recipients: [{ phoneNumber: '+15550100', state: 'Delivered' }], states: {} }],
+      }),
+    );
+  // Once each, so that the phones' tokens are known before the requests that count.
+  for (const { phone } of phones) await phoneRequest(api.app, 'PATCH', '/mobile/v1/message', { authorization: `Bearer ${phone.token}`, body: [] });
+  return { ids, send };
+}
+
+/** The message ids of the report jobs in Redis. */
+async function queuedIds(): Promise<string[]> {
+  const jobs = await api.app.reportsQueue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'paused']);
+  return jobs.flatMap((job) => (job.data.reports as { id: string }[]).map((r) => r.id));
+}
+
+describe('device reports, coalesced across requests (plugins/report-intake.ts)', () => {
+  it('answers concurrent PATCH /message of several phones only once Redis holds their reports, in fewer enqueues than requests', async () => {
+    const { ids, send } = await concurrentSnapshots(24);
+    const enqueues = vi.spyOn(api.app.reportsQueue, 'addBulk');
+    await control.call('CLIENT', 'PAUSE', '800', 'WRITE');
+    const started = performance.now();
+    const requests = send();
+    const answered: number[] = [];
+    for (const request of requests) void request.then(() => answered.push(performance.now() - started));
+    const statuses = (await Promise.all(requests)).map((res) => res.statusCode);
+
+    expect(statuses).toEqual(ids.map(() => 204));
+    // None was answered while Redis held back the writes.
+    expect(Math.min(...answered)).toBeGreaterThan(600);
+    expect(enqueues.mock.calls.length).toBeLessThan(ids.length / 4);
+    const queued = new Set(await queuedIds());
+    expect(ids.filter((id) => !queued.has(id))).toEqual([]);
+    enqueues.mockRestore();
+  });
+
+  it('answers 503 to every request of an enqueue that Redis refuses', async () => {
+    const { ids, send } = await concurrentSnapshots(12);
+    await stopRedis(redisServer);
+    try {
+      const answers = await Promise.all(send());
+      expect(answers.map((res) => res.statusCode)).toEqual(ids.map(() => 503));
+      expect(answers[0]!.json()).toMatchObject({ error: 'service_unavailable' });
+    } finally {
+      redisServer = await startRedis(port);
+      await vi.waitFor(() => expect(api.app.redis.status).toBe('ready'), { timeout: 10_000 });
     }
   });
 });

@@ -19,7 +19,10 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (!isObject(value)) return JSON.stringify(value);
-  return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(',')}}`;
+  return `{${Object.keys(value)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`)
+    .join(',')}}`;
 }
 
 function register(components: Json, name: string, schema: Json): void {

@@ -51,7 +51,10 @@ export function errorExamples(codes: ErrorCode[]): Record<string, NamedExample> 
 }
 
 function describeErrors(status: number, codes: ErrorCode[]): string {
-  return [`${STATUS_CODES[status]}, error code:`, ...codes.map((code) => `- \`${code}\`: ${ERRORS[code].message}${'messageOnly' in ERRORS[code] ? ' (the body has only `message`)' : ''}`)].join('\n');
+  return [
+    `${STATUS_CODES[status]}, error code:`,
+    ...codes.map((code) => `- \`${code}\`: ${ERRORS[code].message}${'messageOnly' in ERRORS[code] ? ' (the body has only `message`)' : ''}`),
+  ].join('\n');
 }
 
 /** The schema's own description, else the operation's summary after the status: "OK: list devices". */

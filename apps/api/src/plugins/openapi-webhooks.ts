@@ -42,15 +42,28 @@ const HEADERS = [
 
 /** `message.delivered` -> `MessageDeliveredEvent`. */
 export function eventSchemaName(type: string): string {
-  return `${type.split(/[._]/).map((word) => word[0]!.toUpperCase() + word.slice(1)).join('')}Event`;
+  return `${type
+    .split(/[._]/)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join('')}Event`;
 }
 
 function example(type: WebhookEventType, data: TSchema): Json {
-  const sample = (data as { examples?: unknown[] }).examples?.[0] ?? { webhook_id: '0195f4c4-1a2b-7c3d-8e4f-5a6b7c8d9e0f', message: 'This is a test event from smsgw.' };
+  const sample = (data as { examples?: unknown[] }).examples?.[0] ?? {
+    webhook_id: '0195f4c4-1a2b-7c3d-8e4f-5a6b7c8d9e0f',
+    message: 'This is a test event from smsgw.',
+  };
   const status = ({ 'message.sent': 'sent', 'message.failed': 'failed', 'message.cancelled': 'cancelled' } as Record<string, string>)[type];
   const unsent = status === 'failed' || status === 'cancelled';
   const payload = status
-    ? { ...(sample as Json), status, state: status, delivered_at: null, ...(unsent && { sent_at: null }), ...(status === 'failed' && { error: 'RESULT_ERROR_GENERIC_FAILURE' }) }
+    ? {
+        ...(sample as Json),
+        status,
+        state: status,
+        delivered_at: null,
+        ...(unsent && { sent_at: null }),
+        ...(status === 'failed' && { error: 'RESULT_ERROR_GENERIC_FAILURE' }),
+      }
     : sample;
   return { type, timestamp: '2026-03-01T09:30:04.210Z', data: payload };
 }
@@ -68,7 +81,14 @@ function operation(type: WebhookEventType, components: Json): Json {
       description: `Posted to every enabled endpoint subscribed to ${type}${type === TEST_EVENT_TYPE ? ' (the endpoint it was sent to only)' : ''}. Verify the signature before trusting the body (docs/http-api.md).`,
       tags: ['webhooks'],
       security: [],
-      parameters: HEADERS.map(([name, description, value]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' }, example: value })),
+      parameters: HEADERS.map(([name, description, value]) => ({
+        name,
+        in: 'header',
+        required: true,
+        description,
+        schema: { type: 'string' },
+        example: value,
+      })),
       requestBody: { required: true, content: { 'application/json': { schema: referenceNamed(payload, components), example: example(type, data) } } },
       responses: {
         '200': { description: 'Any 2xx: received. Any other answer, or none within WEBHOOK_TIMEOUT_MS, is retried on the WEBHOOK_RETRY_DELAYS schedule.' },

@@ -21,12 +21,20 @@ export const TAGS = [
   { name: 'devices', description: 'Your phones and modems, and pairing a phone.' },
   { name: 'api-keys', description: 'API keys.' },
   { name: 'auth', description: 'JWTs from an API key.' },
-  { name: 'device', description: 'The native device protocol, for smsgw\'s own device agents (device token).' },
-  { name: 'mobile', description: 'The SMS Gate app\'s mobile API (phone token): what a paired Android phone calls.' },
-  { name: 'sms-gate-client', description: 'SMS Gate\'s client API at /3rdparty/v1, for its libraries and integrations (docs/compatibility.md): Basic (user name or id : API key) or Bearer; errors are {message}.' },
-  { name: 'twilio', description: 'Twilio\'s Messages API at /2010-04-01, for its libraries (docs/compatibility.md), and your Twilio credentials at /api/v1/twilio: Basic (Account SID : Auth Token or API key); form-encoded bodies; errors are {code, message, more_info, status}.' },
+  { name: 'device', description: "The native device protocol, for smsgw's own device agents (device token)." },
+  { name: 'mobile', description: "The SMS Gate app's mobile API (phone token): what a paired Android phone calls." },
+  {
+    name: 'sms-gate-client',
+    description:
+      "SMS Gate's client API at /3rdparty/v1, for its libraries and integrations (docs/compatibility.md): Basic (user name or id : API key) or Bearer; errors are {message}.",
+  },
+  {
+    name: 'twilio',
+    description:
+      "Twilio's Messages API at /2010-04-01, for its libraries (docs/compatibility.md), and your Twilio credentials at /api/v1/twilio: Basic (Account SID : Auth Token or API key); form-encoded bodies; errors are {code, message, more_info, status}.",
+  },
   { name: 'health', description: 'Liveness and readiness.' },
-  { name: 'kannel', description: 'Kannel\'s sendsms, for clients written for Kannel (docs/compatibility.md); credentials in the request.' },
+  { name: 'kannel', description: "Kannel's sendsms, for clients written for Kannel (docs/compatibility.md); credentials in the request." },
 ];
 
 export const SECURITY_SCHEMES = {
@@ -34,8 +42,12 @@ export const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', description: 'An API key or a JWT from POST /api/v1/auth/token.' },
   deviceToken: { type: 'http', scheme: 'bearer', description: 'A device token (smsgw_dt_…), from creating a device.' },
   phoneToken: { type: 'http', scheme: 'bearer', description: 'The token an SMS Gate phone got when it registered.' },
-  basic: { type: 'http', scheme: 'basic', description: 'SMS Gate\'s client API only: your user name (or user id) and an API key as the password.' },
-  twilioBasic: { type: 'http', scheme: 'basic', description: 'Twilio\'s Messages API only: your Account SID and your Auth Token (or an API key) as the password.' },
+  basic: { type: 'http', scheme: 'basic', description: "SMS Gate's client API only: your user name (or user id) and an API key as the password." },
+  twilioBasic: {
+    type: 'http',
+    scheme: 'basic',
+    description: "Twilio's Messages API only: your Account SID and your Auth Token (or an API key) as the password.",
+  },
 } as const;
 
 const PARAMETER = /^:(\w+)$/;

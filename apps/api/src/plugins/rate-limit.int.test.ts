@@ -66,8 +66,7 @@ describe('rate limits', () => {
   it('limits an anonymous route per client address', async () => {
     // The SMS Gate webhook of incoming SMS has no credential header: its budget is the address's.
     const [first, second] = [nextAddress(), nextAddress()];
-    const post = (remoteAddress: string) =>
-      api.app.inject({ method: 'POST', url: `/mobile/v1/inbound/${randomUUID()}/nope`, remoteAddress, payload: {} });
+    const post = (remoteAddress: string) => api.app.inject({ method: 'POST', url: `/mobile/v1/inbound/${randomUUID()}/nope`, remoteAddress, payload: {} });
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await post(first)).statusCode);
     expect(statuses).toEqual([401, 401, 401, 429]);

@@ -50,7 +50,7 @@ describe('redactUrl', () => {
 });
 
 describe('device traffic in the log', () => {
-  it('leaves the device protocols\' request lines out at info, and keeps the users\'', async () => {
+  it("leaves the device protocols' request lines out at info, and keeps the users'", async () => {
     const { devices, apiKey } = await createTestUser(api.db);
     const heartbeat = await api.app.inject({ method: 'POST', url: '/api/v1/device/heartbeat', headers: { authorization: `Bearer ${devices[0]!.token}` } });
     expect(heartbeat.statusCode).toBeLessThan(300);
@@ -64,7 +64,12 @@ describe('device traffic in the log', () => {
   });
 
   it.each<[LogLevel, LogLevel]>([
-    ['info', 'warn'], ['debug', 'debug'], ['trace', 'trace'], ['warn', 'warn'], ['error', 'error'], ['silent', 'silent'],
+    ['info', 'warn'],
+    ['debug', 'debug'],
+    ['trace', 'trace'],
+    ['warn', 'warn'],
+    ['error', 'error'],
+    ['silent', 'silent'],
   ])('LOG_LEVEL=%s logs device requests at %s', (level, expected) => {
     expect(deviceLogLevel(level)).toBe(expected);
   });

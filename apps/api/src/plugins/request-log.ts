@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 // but the request log would show them in the URL.
 const SECRET_PARAMETER = /key|token|secret|password|passwd|auth|signature|jwt|session/i;
 
-// A phone's incoming-SMS webhook carries its secret in the path (routes/mobile/inbound.ts).
+// A phone's incoming-SMS webhook carries its secret in the path (routes/device-protocols/sms-gate/inbound.ts).
 const INBOUND_SECRET = /(\/inbound\/[^/?]+\/)[^/?]+/;
 
 /**

@@ -2,19 +2,27 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import { sharedSettings, type ApiConfig } from '@smsgw/config';
-import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
+import { createListingSql, createSql, type ListingSql, type Sql } from '@smsgw/db';
 import { BurstLog, type TargetPolicy } from '@smsgw/core';
 import {
-  createDispatchQueue, createProducerConnection, createReportsQueue, createWebhooksQueue, describeDisagreement, registerProcessSettings,
-  type DispatchQueue, type ReportsQueue, type WebhooksQueue,
+  createDispatchQueue,
+  createProducerConnection,
+  createReportsQueue,
+  createWebhooksQueue,
+  describeDisagreement,
+  registerProcessSettings,
+  type DispatchQueue,
+  type ReportsQueue,
+  type WebhooksQueue,
 } from '@smsgw/queue';
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: ApiConfig;
-    db: Db;
-    /** node-postgres pool for the device protocol's raw statements. */
+    /** node-postgres pool: every statement of the API (it loads no Prisma). */
     sql: Sql;
+    /** The listings' pool (paging.ts in @smsgw/db): planned without bitmap or sequential scans. */
+    listingSql: ListingSql;
     redis: Redis;
     dispatchQueue: DispatchQueue;
     reportsQueue: ReportsQueue;
@@ -27,15 +35,15 @@ declare module 'fastify' {
 }
 
 /**
- * The API's connections: Postgres (Prisma) and Redis (the dispatch queue producer). Closed in
+ * The API's connections: Postgres (a node-postgres pool) and Redis (the dispatch queue producer). Closed in
  * reverse order of opening when the app closes.
  */
 export const resources = fp(
   async (app: FastifyInstance, options: { config: ApiConfig; webhookResolver?: TargetPolicy['resolve'] }) => {
     const { config } = options;
     const incidents = new BurstLog(app.log);
-    const db = createDb({ url: config.DATABASE_URL });
     const sql = createSql({ url: config.DATABASE_URL, onIdleError: (error) => incidents.report('idle Postgres connection failed', error) });
+    const listingSql = createListingSql({ url: config.DATABASE_URL, onIdleError: (error) => incidents.report('idle Postgres connection failed', error) });
     // Bounded, so that a stalled Redis holds no request for longer than REDIS_COMMAND_TIMEOUT_MS.
     const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS });
     redis.on('error', (error: Error) => incidents.report('Redis connection failed', error));
@@ -48,8 +56,8 @@ export const resources = fp(
 
     app.decorate('config', config);
     app.decorate('incidents', incidents);
-    app.decorate('db', db);
     app.decorate('sql', sql);
+    app.decorate('listingSql', listingSql);
     app.decorate('redis', redis);
     app.decorate('dispatchQueue', dispatchQueue);
     app.decorate('reportsQueue', reportsQueue);
@@ -63,7 +71,7 @@ export const resources = fp(
       await registration.close();
       await Promise.all([dispatchQueue.close(), reportsQueue.close(), webhooksQueue.close()]);
       redis.disconnect();
-      await Promise.all([db.$disconnect(), sql.end()]);
+      await Promise.all([sql.end(), listingSql.end()]);
       incidents.close();
     });
   },

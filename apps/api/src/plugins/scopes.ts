@@ -5,11 +5,20 @@
  * claim (the console's, `POST /api/v1/auth/token`'s) hold every scope.
  */
 export const SCOPES = [
-  'messages:send', 'messages:read', 'messages:list', 'messages:cancel', 'messages:export',
-  'devices:list', 'devices:delete',
-  'inbox:list', 'inbox:refresh',
-  'webhooks:list', 'webhooks:write', 'webhooks:delete',
-  'settings:read', 'settings:write',
+  'messages:send',
+  'messages:read',
+  'messages:list',
+  'messages:cancel',
+  'messages:export',
+  'devices:list',
+  'devices:delete',
+  'inbox:list',
+  'inbox:refresh',
+  'webhooks:list',
+  'webhooks:write',
+  'webhooks:delete',
+  'settings:read',
+  'settings:write',
   'logs:read',
   'tokens:manage',
   'all:any',
@@ -25,7 +34,13 @@ export type RouteScope = Scope | typeof REFRESH_SCOPE | 'login';
 
 const GATE = '/3rdparty/v1';
 const gate = (method: string, paths: string[], scope: RouteScope) =>
-  paths.flatMap((path) => [[`${method} ${GATE}${path}`, scope], [`${method} ${GATE}${path.replace(/^\/(message|device)s/, '/$1')}`, scope]] as const);
+  paths.flatMap(
+    (path) =>
+      [
+        [`${method} ${GATE}${path}`, scope],
+        [`${method} ${GATE}${path.replace(/^\/(message|device)s/, '/$1')}`, scope],
+      ] as const,
+  );
 
 /**
  * Every user route, `METHOD url` as Fastify names it (HEAD as its GET), and the scope it needs.
@@ -43,6 +58,15 @@ export const ROUTE_SCOPES: ReadonlyMap<string, RouteScope> = new Map<string, Rou
   ...gate('DELETE', ['/messages/:id'], 'messages:cancel'),
   ...gate('GET', ['/devices'], 'devices:list'),
   ...gate('DELETE', ['/devices/:id'], 'devices:delete'),
+  [`GET ${GATE}/webhooks`, 'webhooks:list'],
+  [`POST ${GATE}/webhooks`, 'webhooks:write'],
+  [`DELETE ${GATE}/webhooks/:id`, 'webhooks:delete'],
+  [`POST ${GATE}/inbox/refresh`, 'inbox:refresh'],
+  [`GET ${GATE}/inbox`, 'inbox:list'],
+  [`GET ${GATE}/settings`, 'settings:read'],
+  [`PUT ${GATE}/settings`, 'settings:write'],
+  [`PATCH ${GATE}/settings`, 'settings:write'],
+  [`GET ${GATE}/logs`, 'logs:read'],
   [`POST ${GATE}/auth/token`, 'tokens:manage'],
   [`POST ${GATE}/auth/token/refresh`, REFRESH_SCOPE],
   [`DELETE ${GATE}/auth/token/:jti`, 'tokens:manage'],
@@ -72,6 +96,7 @@ export const ROUTE_SCOPES: ReadonlyMap<string, RouteScope> = new Map<string, Rou
   ['DELETE /api/v1/webhooks/:id', 'webhooks:delete'],
   ['GET /api/v1/settings', 'settings:read'],
   ['PATCH /api/v1/settings', 'settings:write'],
+  ['GET /api/v1/sms-gate', 'settings:read'],
 ]);
 
 /** The scope a route needs of a scoped token (HEAD as GET; a route not in the table: `all:any`). */

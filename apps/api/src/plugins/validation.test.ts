@@ -40,7 +40,10 @@ describe('queryNames', () => {
 
 describe('the validator compilers', () => {
   const Query = Type.Object({ limit: Type.Integer({ default: 20 }) });
-  const strict = validatorCompiler({ schema: Query, httpPart: 'querystring', method: 'GET', url: '/x' }) as (v: unknown) => { value?: unknown; error?: never[] };
+  const strict = validatorCompiler({ schema: Query, httpPart: 'querystring', method: 'GET', url: '/x' }) as (v: unknown) => {
+    value?: unknown;
+    error?: never[];
+  };
   const lenient = lenientValidatorCompiler({ schema: Query, httpPart: 'querystring', method: 'GET', url: '/x' }) as typeof strict;
 
   it('refuses an unknown query parameter by name, and converts known ones', () => {
@@ -55,7 +58,12 @@ describe('the validator compilers', () => {
   });
 
   it('names the field that holds NUL', () => {
-    const body = validatorCompiler({ schema: Type.Object({ items: Type.Array(Type.Object({ name: Type.String() })) }), httpPart: 'body', method: 'POST', url: '/x' }) as typeof strict;
+    const body = validatorCompiler({
+      schema: Type.Object({ items: Type.Array(Type.Object({ name: Type.String() })) }),
+      httpPart: 'body',
+      method: 'POST',
+      url: '/x',
+    }) as typeof strict;
     expect(describeValidation(body({ items: [{ name: 'ok' }, { name: '\u0000' }] }).error!, 'body')).toBe(
       "Invalid field 'items[1].name': must not contain a NUL character (U+0000).",
     );

@@ -1,8 +1,15 @@
 import type { FastifySchemaCompiler, FastifySchemaValidationError, RouteOptions } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { Format, IsDateTime } from 'typebox/format';
 import { Value } from 'typebox/value';
 import { convertText } from '@smsgw/config';
+import { readInstant } from '@smsgw/core';
+
+// A `date-time` is RFC 3339 text that reads as an instant Postgres can store: not year 0 or
+// 10000, not an RFC 9557 `[zone]` suffix, which JavaScript's Date cannot read. A route reads it
+// with `readInstant`, so that a leap second is the millisecond before it.
+Format.Set('date-time', (value) => IsDateTime(value) && readInstant(value) !== undefined);
 
 type Issue = FastifySchemaValidationError & { params: Record<string, unknown> };
 
@@ -41,13 +48,21 @@ export function queryNames(schema: Record<string, unknown>, route: string): Set<
   const properties = schema.properties as Record<string, unknown> | undefined;
   const closed = schema.additionalProperties === undefined || schema.additionalProperties === false;
   if (schema.type !== 'object' || !properties || !closed || ['allOf', 'anyOf', 'oneOf', 'patternProperties'].some((key) => key in schema)) {
-    throw new Error(`${route}: a query schema is one Type.Object with named properties (spread Pagination.properties into it), not ${JSON.stringify(schema).slice(0, 80)}.`);
+    throw new Error(
+      `${route}: a query schema is one Type.Object with named properties (spread Pagination.properties into it), not ${JSON.stringify(schema).slice(0, 80)}.`,
+    );
   }
   return new Set(Object.keys(properties));
 }
 
 function unknownIssue(name: string): Issue {
-  return { keyword: 'additionalProperties', instancePath: '', schemaPath: '#/additionalProperties', params: { additionalProperties: [name] }, message: 'must NOT have additional properties' };
+  return {
+    keyword: 'additionalProperties',
+    instancePath: '',
+    schemaPath: '#/additionalProperties',
+    params: { additionalProperties: [name] },
+    message: 'must NOT have additional properties',
+  };
 }
 
 function compile(schema: TSchema, httpPart: string | undefined, strict: boolean, route: string) {
@@ -80,7 +95,8 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
  * parameters (the app already sends `order` on pulls), and what a phone reports or receives may
  * hold U+0000, which the device core stores as U+FFFD (`storableText`) rather than lose a report.
  */
-export const lenientValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart, method, url }) => compile(schema, httpPart, false, `${method} ${url}`);
+export const lenientValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart, method, url }) =>
+  compile(schema, httpPart, false, `${method} ${url}`);
 
 const NoQuery = Type.Object({});
 

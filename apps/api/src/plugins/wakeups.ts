@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { cancelChannel, wakeupChannel } from '@smsgw/queue';
+import { cancelChannel, settingsChannel, wakeupChannel } from '@smsgw/queue';
 
 /**
  * Wake-ups for the devices connected to this API process. One Redis subscription per process
- * receives every device's wake-ups (published by any dispatcher) and hands them to the device's
- * open event streams and long polls.
+ * receives every device's wake-ups (published by any dispatcher), cancels and settings changes
+ * (published by any API process) and hands them to the device's open event streams and long polls.
  */
-/** Called with nothing for a wake-up, with a message id for a cancel of that message. */
-export type DeviceListener = (cancelledMessageId?: string) => void;
+/** What a device is told: a wake-up, a cancel of one message, or that its settings changed. */
+export type DeviceNotice = { type: 'wakeup' } | { type: 'cancel'; messageId: string } | { type: 'settings' };
+export type DeviceListener = (notice: DeviceNotice) => void;
 
 export class WakeupHub {
   private readonly listeners = new Map<string, Set<DeviceListener>>();
@@ -34,8 +35,8 @@ export class WakeupHub {
   waiter(deviceId: string): { wait: (timeoutMs: number, signal?: AbortSignal) => Promise<boolean>; cancel: () => void } {
     let woken = false;
     let notify: (() => void) | undefined;
-    const stop = this.listen(deviceId, (cancelled) => {
-      if (cancelled !== undefined) return;
+    const stop = this.listen(deviceId, (notice) => {
+      if (notice.type !== 'wakeup') return;
       woken = true;
       notify?.();
     });
@@ -74,11 +75,19 @@ export class WakeupHub {
   }
 
   wake(deviceId: string): void {
-    for (const listener of this.listeners.get(deviceId) ?? []) listener();
+    this.tell(deviceId, { type: 'wakeup' });
   }
 
   cancel(deviceId: string, messageId: string): void {
-    for (const listener of this.listeners.get(deviceId) ?? []) listener(messageId);
+    this.tell(deviceId, { type: 'cancel', messageId });
+  }
+
+  settingsUpdated(deviceId: string): void {
+    this.tell(deviceId, { type: 'settings' });
+  }
+
+  private tell(deviceId: string, notice: DeviceNotice): void {
+    for (const listener of this.listeners.get(deviceId) ?? []) listener(notice);
   }
 
   get connectedDevices(): number {
@@ -99,15 +108,17 @@ export const wakeups = fp(
     const subscriber = app.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
     const channel = wakeupChannel(app.config.QUEUE_PREFIX);
     const cancels = cancelChannel(app.config.QUEUE_PREFIX);
+    const settings = settingsChannel(app.config.QUEUE_PREFIX);
     subscriber.on('message', (from: string, message: string) => {
       if (from === channel) hub.wake(message);
+      if (from === settings) hub.settingsUpdated(message);
       if (from === cancels) {
         const [deviceId, messageId] = message.split(' ');
         if (deviceId && messageId) hub.cancel(deviceId, messageId);
       }
     });
     subscriber.on('error', (error: Error) => app.incidents.report('wake-up subscription failed', error));
-    await subscriber.subscribe(channel, cancels);
+    await subscriber.subscribe(channel, cancels, settings);
     app.decorate('wakeups', hub);
     app.addHook('preClose', async () => hub.close());
     app.addHook('onClose', async () => {

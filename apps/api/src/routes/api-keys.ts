@@ -5,14 +5,17 @@ import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from '@smsgw/
 import { authErrors, IdParams, NullableTimestamp, Timestamp } from '../schemas/common.ts';
 import { errors } from '../schemas/errors.ts';
 
-const ApiKeyRecord = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  prefix: Type.String({ description: 'The first characters of the key.' }),
-  created_at: Timestamp,
-  last_used_at: NullableTimestamp,
-  revoked_at: NullableTimestamp,
-}, { $id: 'ApiKey', description: 'An API key (the key itself is shown only when it is created).' });
+const ApiKeyRecord = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'The first characters of the key.' }),
+    created_at: Timestamp,
+    last_used_at: NullableTimestamp,
+    revoked_at: NullableTimestamp,
+  },
+  { $id: 'ApiKey', description: 'An API key (the key itself is shown only when it is created).' },
+);
 
 function toRecord(key: ApiKeyRow) {
   return {
@@ -47,15 +50,24 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { key, record } = await createApiKey(app.db, { userId: request.auth.user.id, name: request.body.name });
+      const { key, record } = await createApiKey(app.sql, { userId: request.auth.user.id, name: request.body.name });
       return reply.status(201).send({ ...toRecord(record), key });
     },
   );
 
   app.get(
     '/api/v1/api-keys',
-    { schema: { tags: ['api-keys'], summary: 'List API keys', response: { 200: Type.Object({ data: Type.Array(ApiKeyRecord) }, { $id: 'ApiKeyList', description: 'All your API keys, revoked ones included.' }), ...authErrors } } },
-    async (request) => ({ data: (await listApiKeys(app.db, request.auth.user.id)).map(toRecord) }),
+    {
+      schema: {
+        tags: ['api-keys'],
+        summary: 'List API keys',
+        response: {
+          200: Type.Object({ data: Type.Array(ApiKeyRecord) }, { $id: 'ApiKeyList', description: 'All your API keys, revoked ones included.' }),
+          ...authErrors,
+        },
+      },
+    },
+    async (request) => ({ data: (await listApiKeys(app.sql, request.auth.user.id)).map(toRecord) }),
   );
 
   app.delete(
@@ -63,9 +75,11 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags: ['api-keys'], summary: 'Revoke an API key', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
     async (request, reply) => {
       const { id } = request.params;
-      if (!isUuid(id) || !(await revokeApiKey(app.db, { userId: request.auth.user.id, id }))) {
+      if (!isUuid(id) || !(await revokeApiKey(app.sql, { userId: request.auth.user.id, id }))) {
         throw new AppError('not_found', 'API key not found');
       }
+      // At once in this process; Postgres tells the others (plugins/credential-cache.ts).
+      app.credentialCache.forgetUser(request.auth.user.id);
       return reply.status(204).send(null);
     },
   );

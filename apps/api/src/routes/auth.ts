@@ -4,12 +4,15 @@ import { AppError } from '@smsgw/core';
 import { authErrors, Timestamp } from '../schemas/common.ts';
 import { errors } from '../schemas/errors.ts';
 
-const TokenResponse = Type.Object({
-  token: Type.String(),
-  token_type: Type.Literal('Bearer'),
-  expires_at: Timestamp,
-  expires_in: Type.Integer({ description: 'Seconds.' }),
-}, { $id: 'Token', description: 'A JWT, to send as `Authorization: Bearer`.' });
+const TokenResponse = Type.Object(
+  {
+    token: Type.String(),
+    token_type: Type.Literal('Bearer'),
+    expires_at: Timestamp,
+    expires_in: Type.Integer({ description: 'Seconds.' }),
+  },
+  { $id: 'Token', description: 'A JWT, to send as `Authorization: Bearer`.' },
+);
 
 /** `POST /api/v1/auth/token`: exchanges an API key for a short-lived JWT. */
 const authRoutes: FastifyPluginAsyncTypebox = async (app) => {

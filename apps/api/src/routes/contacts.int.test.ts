@@ -29,17 +29,26 @@ describe('POST /api/v1/contacts', () => {
 
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toEqual({ id: expect.any(String), name: 'Ada Lovelace', phone: to, created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) });
+    expect(body).toEqual({
+      id: expect.any(String),
+      name: 'Ada Lovelace',
+      phone: to,
+      created_at: expect.stringMatching(ISO),
+      updated_at: expect.stringMatching(ISO),
+    });
     const rows = await api.db.contact.findMany({ where: { userId } });
     expect(rows.map((r) => [r.id, r.name, r.phone])).toEqual([[body.id, 'Ada Lovelace', to]]);
   });
 
-  it.each(['15550001111', '+0123456', '+1', '+1234567890123456', '+1 555 000', ''])('refuses the phone %j with 400 invalid_phone_number and stores nothing', async (bad) => {
-    const { apiKey, userId } = await createTestUser(api.db);
-    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', { name: 'x', phone: bad });
-    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: INVALID_PHONE });
-    expect(await api.db.contact.count({ where: { userId } })).toBe(0);
-  });
+  it.each(['15550001111', '+0123456', '+1', '+1234567890123456', '+1 555 000', ''])(
+    'refuses the phone %j with 400 invalid_phone_number and stores nothing',
+    async (bad) => {
+      const { apiKey, userId } = await createTestUser(api.db);
+      const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts', { name: 'x', phone: bad });
+      expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: INVALID_PHONE });
+      expect(await api.db.contact.count({ where: { userId } })).toBe(0);
+    },
+  );
 
   it('refuses a second contact with the same phone with 409 contact_exists', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
@@ -191,7 +200,13 @@ describe('GET /api/v1/contacts', () => {
   it('lists the newest first, 20 per page by default, with {data, total, limit, offset}', async () => {
     const { apiKey } = await createTestUser(api.db);
     const phones = Array.from({ length: 25 }, phone);
-    const imported = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', phones.map((p, i) => ({ name: `c${i}`, phone: p })));
+    const imported = await call(
+      api.app,
+      apiKey,
+      'POST',
+      '/api/v1/contacts/import',
+      phones.map((p, i) => ({ name: `c${i}`, phone: p })),
+    );
     expect(imported.json()).toEqual({ created: 25, updated: 0 });
     const latest = await createContact(apiKey, { name: 'latest', phone: phone() });
 
@@ -275,7 +290,10 @@ describe('POST /api/v1/contacts/import', () => {
     const existing = await createContact(apiKey, { name: 'Old name', phone: phone() });
     const fresh = phone();
 
-    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', [{ name: 'New name', phone: existing.phone }, { name: 'Fresh', phone: fresh }]);
+    const res = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', [
+      { name: 'New name', phone: existing.phone },
+      { name: 'Fresh', phone: fresh },
+    ]);
 
     expect(res.json()).toEqual({ created: 1, updated: 1 });
     const got = (await call(api.app, apiKey, 'GET', `/api/v1/contacts/${existing.id}`)).json();

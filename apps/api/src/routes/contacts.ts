@@ -2,9 +2,7 @@ import { Type } from 'typebox';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, isE164, isUuid } from '@smsgw/core';
-import {
-  DuplicatePhoneError, createContact, deleteContact, findContact, importContacts, listContacts, updateContact, type ContactRow,
-} from '@smsgw/db';
+import { DuplicatePhoneError, createContact, deleteContact, findContact, importContacts, listContacts, updateContact, type ContactRow } from '@smsgw/db';
 import { IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
 import { errors } from '../schemas/errors.ts';
 
@@ -17,7 +15,15 @@ export const ContactRecord = Type.Object(
   {
     $id: 'Contact',
     description: 'A saved recipient.',
-    examples: [{ id: '0195f4c1-0a1b-7c2d-8e3f-4a5b6c7d8e9f', name: 'Ada Lovelace', phone: '+15551234567', created_at: '2026-03-01T09:00:00.000Z', updated_at: '2026-03-01T09:00:00.000Z' }],
+    examples: [
+      {
+        id: '0195f4c1-0a1b-7c2d-8e3f-4a5b6c7d8e9f',
+        name: 'Ada Lovelace',
+        phone: '+15551234567',
+        created_at: '2026-03-01T09:00:00.000Z',
+        updated_at: '2026-03-01T09:00:00.000Z',
+      },
+    ],
   },
 );
 
@@ -25,11 +31,14 @@ export function toContactRecord(c: ContactRow) {
   return { id: c.id, name: c.name, phone: c.phone, created_at: c.createdAt.toISOString(), updated_at: c.updatedAt.toISOString() };
 }
 
-const ImportError = Type.Object({
-  error: Type.String(),
-  message: Type.String(),
-  errors: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), message: Type.String() }))),
-}, { $id: 'ImportError', description: 'An import refused: the problem of each bad row, by its index (from 0).' });
+const ImportError = Type.Object(
+  {
+    error: Type.String(),
+    message: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), message: Type.String() }))),
+  },
+  { $id: 'ImportError', description: 'An import refused: the problem of each bad row, by its index (from 0).' },
+);
 
 /** Checks every row of an import; returns the rows, or the problems of each bad row by its index. */
 function checkRows(rows: unknown[]): { contacts: { name: string; phone: string }[]; errors: { index: number; message: string }[] } {
@@ -59,7 +68,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
   async function own(userId: string, id: string): Promise<ContactRow> {
-    const contact = isUuid(id) ? await findContact(app.db, { userId, id }) : null;
+    const contact = isUuid(id) ? await findContact(app.sql, { userId, id }) : null;
     if (!contact) throw new AppError('not_found', 'Contact not found');
     return contact;
   }
@@ -83,7 +92,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       checkPhone(request.body.phone);
-      const contact = await createContact(app.db, { userId: request.auth.user.id, ...request.body }).catch(duplicate);
+      const contact = await createContact(app.sql, { userId: request.auth.user.id, ...request.body }).catch(duplicate);
       return reply.status(201).send(toContactRecord(contact));
     },
   );
@@ -99,7 +108,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { rows, total } = await listContacts(app.db, { userId: request.auth.user.id, ...request.query });
+      const { rows, total } = await listContacts(app.sql, { userId: request.auth.user.id, ...request.query });
       return page(rows.map(toContactRecord), total, request.query);
     },
   );
@@ -117,7 +126,10 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['contacts'],
         summary: 'Change a contact',
         params: IdParams,
-        body: Type.Object({ name: Type.Optional(Name), phone: Type.Optional(Phone) }, { additionalProperties: false, minProperties: 1, examples: [{ name: 'Ada King' }] }),
+        body: Type.Object(
+          { name: Type.Optional(Name), phone: Type.Optional(Phone) },
+          { additionalProperties: false, minProperties: 1, examples: [{ name: 'Ada King' }] },
+        ),
         response: { 200: ContactRecord, ...errors('invalid_request', 'invalid_phone_number', 'not_found', 'contact_exists'), ...authErrors },
       },
     },
@@ -125,7 +137,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const userId = request.auth.user.id;
       await own(userId, request.params.id);
       checkPhone(request.body.phone);
-      const contact = await updateContact(app.db, { userId, id: request.params.id, ...request.body }).catch(duplicate);
+      const contact = await updateContact(app.sql, { userId, id: request.params.id, ...request.body }).catch(duplicate);
       if (!contact) throw new AppError('not_found', 'Contact not found');
       return toContactRecord(contact);
     },
@@ -133,10 +145,17 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api/v1/contacts/:id',
-    { schema: { tags: ['contacts'], summary: 'Delete a contact (and its group memberships)', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['contacts'],
+        summary: 'Delete a contact (and its group memberships)',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors('not_found'), ...authErrors },
+      },
+    },
     async (request, reply) => {
       const { id } = request.params;
-      if (!isUuid(id) || !(await deleteContact(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Contact not found');
+      if (!isUuid(id) || !(await deleteContact(app.sql, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Contact not found');
       return reply.status(204).send(null);
     },
   );
@@ -151,9 +170,18 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
           Type.Array(Type.Unknown(), {
             maxItems: MAX_IMPORT,
             description: 'Rows {name, phone}; each is checked and a bad one named by its index.',
-            examples: [[{ name: 'Grace Hopper', phone: '+15551234568' }, { name: 'Alan Turing', phone: '+15551234569' }]],
+            examples: [
+              [
+                { name: 'Grace Hopper', phone: '+15551234568' },
+                { name: 'Alan Turing', phone: '+15551234569' },
+              ],
+            ],
           }),
-          Type.String({ contentMediaType: 'text/csv', description: 'CSV with a header row name,phone.', examples: ['name,phone\nGrace Hopper,+15551234568\n'] }),
+          Type.String({
+            contentMediaType: 'text/csv',
+            description: 'CSV with a header row name,phone.',
+            examples: ['name,phone\nGrace Hopper,+15551234568\n'],
+          }),
         ]),
         response: { 200: Type.Object({ created: Type.Integer(), updated: Type.Integer() }), 400: ImportError, ...authErrors },
       },
@@ -176,7 +204,7 @@ const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
           errors,
         });
       }
-      return importContacts(app.db, { userId: request.auth.user.id, contacts });
+      return importContacts(app.sql, { userId: request.auth.user.id, contacts });
     },
   );
 };

@@ -14,9 +14,19 @@ const patch = (apiKey: string, id: string, payload: unknown) => call(api.app, ap
 const get = async (apiKey: string, id: string) => (await call(api.app, apiKey, 'GET', `/api/v1/devices/${id}`)).json();
 const budgetColumns = async (id: string) => {
   const d = await api.db.device.findUniqueOrThrow({ where: { id } });
-  return { hour: d.segmentsPerHour, day: d.segmentsPerDay, month: d.segmentsPerMonth, recipients: d.uniqueRecipientsPerMonth, sims: d.simBudgets, changed: d.budgetsChangedAt };
+  return {
+    hour: d.segmentsPerHour,
+    day: d.segmentsPerDay,
+    month: d.segmentsPerMonth,
+    recipients: d.uniqueRecipientsPerMonth,
+    sims: d.simBudgets,
+    changed: d.budgetsChangedAt,
+  };
 };
-const TWO_SIMS = [{ slotIndex: 0, simNumber: 1 }, { slotIndex: 1, simNumber: 2 }];
+const TWO_SIMS = [
+  { slotIndex: 0, simNumber: 1 },
+  { slotIndex: 1, simNumber: 2 },
+];
 
 describe('device carrier budgets', () => {
   it('sets, shows and removes the budgets of the device and of its SIMs; fields left out stay', async () => {
@@ -26,13 +36,24 @@ describe('device carrier budgets', () => {
     const set = await patch(apiKey, id, { segments_per_hour: 100, unique_recipients_per_month: 250, sims: [{ sim_number: 2, segments_per_day: 100 }] });
     expect(set.statusCode).toBe(200);
     expect(set.json()).toMatchObject({
-      segments_per_hour: 100, segments_per_day: null, segments_per_month: null, unique_recipients_per_month: 250,
+      segments_per_hour: 100,
+      segments_per_day: null,
+      segments_per_month: null,
+      unique_recipients_per_month: 250,
       sims: [{ sim_number: 2, segments_per_hour: null, segments_per_day: 100, segments_per_month: null, unique_recipients_per_month: null }],
     });
-    const more = await patch(apiKey, id, { sims: [{ sim_number: 1, segments_per_month: 3000 }, { sim_number: 2, segments_per_hour: 30 }] });
+    const more = await patch(apiKey, id, {
+      sims: [
+        { sim_number: 1, segments_per_month: 3000 },
+        { sim_number: 2, segments_per_hour: 30 },
+      ],
+    });
     expect(more.json()).toMatchObject({
       segments_per_hour: 100,
-      sims: [{ sim_number: 1, segments_per_month: 3000 }, { sim_number: 2, segments_per_hour: 30, segments_per_day: 100 }],
+      sims: [
+        { sim_number: 1, segments_per_month: 3000 },
+        { sim_number: 2, segments_per_hour: 30, segments_per_day: 100 },
+      ],
     });
     const cleared = await patch(apiKey, id, { segments_per_hour: null, sims: [{ sim_number: 1, segments_per_month: null }] });
     expect(cleared.json()).toMatchObject({ segments_per_hour: null, unique_recipients_per_month: 250, sims: [{ sim_number: 2 }] });
@@ -81,7 +102,15 @@ describe('device carrier budgets', () => {
     [{ sims: [{ sim_number: 1, segments_per_day: 0 }] }, 'segments_per_day'],
     [{ sims: [{ sim_number: 4, segments_per_day: 10 }] }, 'sim_number'],
     [{ sims: [{ sim_number: 2, segments_per_day: 10 }] }, 'sim_number'],
-    [{ sims: [{ sim_number: 1, segments_per_day: 10 }, { sim_number: 1, segments_per_hour: 5 }] }, 'sim_number'],
+    [
+      {
+        sims: [
+          { sim_number: 1, segments_per_day: 10 },
+          { sim_number: 1, segments_per_hour: 5 },
+        ],
+      },
+      'sim_number',
+    ],
     [{ sims: [{ segments_per_day: 10 }] }, 'sim_number'],
     [{ sims: [{ sim_number: 1, per_day: 10 }] }, 'per_day'],
   ])('refuses %j with 400 naming the field, and changes nothing', async (body, field) => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
-import { enrolConnectedPhone, phoneRequest, signedHeaders } from './mobile/test-phone.ts';
+import { enrolConnectedPhone, phoneRequest, signedHeaders } from '../testing/test-phone.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -12,7 +12,9 @@ afterAll(async () => {
 
 const heartbeat = (token: string, body?: unknown) =>
   api.app.inject({
-    method: 'POST', url: '/api/v1/device/heartbeat', headers: { authorization: `Bearer ${token}` },
+    method: 'POST',
+    url: '/api/v1/device/heartbeat',
+    headers: { authorization: `Bearer ${token}` },
     ...(body !== undefined && { payload: body as object }),
   });
 
@@ -28,8 +30,13 @@ describe('health from the native heartbeat', () => {
     const device = await nativeDevice();
     expect((await heartbeat(device.token, { battery_level: 87, charging: true, signal_dbm: -71, network: 'registered' })).statusCode).toBe(200);
     expect(await device.health()).toEqual({
-      status: 'online', reasons: [], last_seen_at: expect.any(String), connection: 'poll', app_version: null,
-      battery: { level: 87, charging: true }, signal: { dbm: -71, network: 'registered' },
+      status: 'online',
+      reasons: [],
+      last_seen_at: expect.any(String),
+      connection: 'poll',
+      app_version: null,
+      battery: { level: 87, charging: true },
+      signal: { dbm: -71, network: 'registered' },
     });
     expect((await heartbeat(device.token, { signal_dbm: -95 })).statusCode).toBe(200);
     expect(await device.health()).toMatchObject({ battery: { level: 87, charging: true }, signal: { dbm: -95, network: 'registered' } });
@@ -78,7 +85,10 @@ describe('health from the native heartbeat', () => {
     expect(res.json()).toEqual({ status: 'ok', server_time: expect.any(String) });
     // Unknown is not no service: the label it replaced does not stand.
     expect(await device.health()).toMatchObject({
-      status: 'online', reasons: [], battery: { level: 64, charging: true }, signal: { dbm: -77, network: null },
+      status: 'online',
+      reasons: [],
+      battery: { level: 64, charging: true },
+      signal: { dbm: -77, network: null },
     });
     expect((await api.db.device.findUniqueOrThrow({ where: { id: device.id } })).network).toBeNull();
     // A known label after it is stored again.
@@ -92,9 +102,11 @@ describe('health from the native heartbeat', () => {
     const { userId } = await api.db.device.findUniqueOrThrow({ where: { id: device.id } });
     const messages = [];
     for (let i = 0; i < 7; i++) {
-      messages.push(await api.db.message.create({
-        data: { id: crypto.randomUUID(), userId, deviceId: device.id, to: '+15550000000', body: 'x', segments: 1, encoding: 'GSM_7', state: 'sending' },
-      }));
+      messages.push(
+        await api.db.message.create({
+          data: { id: crypto.randomUUID(), userId, deviceId: device.id, to: '+15550000000', body: 'x', segments: 1, encoding: 'GSM_7', state: 'sending' },
+        }),
+      );
     }
     const move = (id: string, state: 'failed' | 'sent') => api.sql.query('UPDATE messages SET state = $2 WHERE id = $1', [id, state]);
     await move(messages[0]!.id, 'failed');
@@ -115,7 +127,13 @@ describe('health from the native heartbeat', () => {
     const { apiKey } = await createTestUser(api.db, { devices: 0 });
     const created = (await call(api.app, apiKey, 'POST', '/api/v1/devices', { name: 'modem' })).json();
     expect(created.health).toEqual({
-      status: 'offline', reasons: ['not_connected'], last_seen_at: null, connection: null, app_version: null, battery: null, signal: null,
+      status: 'offline',
+      reasons: ['not_connected'],
+      last_seen_at: null,
+      connection: null,
+      app_version: null,
+      battery: null,
+      signal: null,
     });
     await heartbeat(created.token);
     const disabled = (await call(api.app, apiKey, 'PATCH', `/api/v1/devices/${created.id}`, { enabled: false })).json();
@@ -135,7 +153,13 @@ describe('health from the SMS Gate system:ping webhook', () => {
 
   function ping(p: Awaited<ReturnType<typeof phone>>, checks: Record<string, unknown>, key = p.settings.webhooks.signing_key) {
     const hook = p.webhooks.find((w: { event: string }) => w.event === 'system:ping');
-    const raw = JSON.stringify({ id: 'ping-1', webhookId: hook.id, event: 'system:ping', deviceId: p.id, payload: { health: { status: 'pass', checks, version: '1.68.0', releaseId: 68 } } });
+    const raw = JSON.stringify({
+      id: 'ping-1',
+      webhookId: hook.id,
+      event: 'system:ping',
+      deviceId: p.id,
+      payload: { health: { status: 'pass', checks, version: '1.68.0', releaseId: 68 } },
+    });
     return phoneRequest(api.app, 'POST', new URL(hook.url).pathname, { raw, headers: signedHeaders(key, raw) });
   }
 
@@ -167,8 +191,13 @@ describe('health from the SMS Gate system:ping webhook', () => {
     expect(res.statusCode).toBe(202);
     const health = (await call(api.app, p.apiKey, 'GET', `/api/v1/devices/${p.id}`)).json().health;
     expect(health).toEqual({
-      status: 'degraded', reasons: ['low_battery', 'no_service'], last_seen_at: expect.any(String), connection: 'poll', app_version: '1.68.0',
-      battery: { level: 12, charging: false }, signal: { dbm: null, network: 'none' },
+      status: 'degraded',
+      reasons: ['low_battery', 'no_service'],
+      last_seen_at: expect.any(String),
+      connection: 'poll',
+      app_version: '1.68.0',
+      battery: { level: 12, charging: false },
+      signal: { dbm: null, network: 'none' },
     });
   });
 
@@ -183,7 +212,9 @@ describe('health from the SMS Gate system:ping webhook', () => {
 describe('smsgw_devices on /metrics', () => {
   const gauge = async () => {
     const text = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
-    return Object.fromEntries(['online', 'degraded', 'offline'].map((status) => [status, Number(new RegExp(`^smsgw_devices\\{health="${status}"\\} (\\d+)$`, 'm').exec(text)?.[1])]));
+    return Object.fromEntries(
+      ['online', 'degraded', 'offline'].map((status) => [status, Number(new RegExp(`^smsgw_devices\\{health="${status}"\\} (\\d+)$`, 'm').exec(text)?.[1])]),
+    );
   };
 
   it('counts enabled devices by their announced health status (never announced: offline), disabled ones not at all', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
-import { enrolPhone, phoneRequest } from './mobile/test-phone.ts';
+import { enrolPhone, phoneRequest } from '../testing/test-phone.ts';
 
 /** Setting a device's rate limits (issue 16, item 3), and what an SMS Gate phone is told of them. */
 let api: TestApi;
@@ -40,7 +40,7 @@ describe('device rate limits', () => {
     expect([device.rateLimitPerMinute, device.rateLimitPerHour]).toEqual([null, 30]);
   });
 
-  it("tells an SMS Gate phone its shortest limit in its settings, and nothing when it has none", async () => {
+  it('tells an SMS Gate phone its shortest limit in its settings, and nothing when it has none', async () => {
     const { userId, apiKey } = await createTestUser(api.db, { devices: 0 });
     const phone = await enrolPhone(api.app, api.db, userId);
     const settings = async () => (await phoneRequest(api.app, 'GET', '/mobile/v1/settings', { authorization: `Bearer ${phone.token}` })).json();

@@ -75,7 +75,10 @@ describe('POST /api/v1/device-pairings', () => {
     expect(rows).toHaveLength(1);
     const row = rows[0]!;
     expect({ name: row.name, expiresAt: row.expiresAt.toISOString(), usedAt: row.usedAt, deviceId: row.deviceId }).toEqual({
-      name: 'Shop phone', expiresAt: expires_at, usedAt: null, deviceId: null,
+      name: 'Shop phone',
+      expiresAt: expires_at,
+      usedAt: null,
+      deviceId: null,
     });
     expect(Buffer.from(row.codeHash).equals(sha256(code))).toBe(true);
     expect(Buffer.from(row.tokenHash).equals(sha256(token))).toBe(true);
@@ -119,11 +122,7 @@ describe('POST /api/v1/device-pairings', () => {
 
   it('answers 401 without credentials, with a wrong key and with a device token', async () => {
     const { devices } = await createTestUser(api.db);
-    const attempts = [
-      {},
-      { 'x-api-key': 'smsgw_sk_nonsense' },
-      { authorization: `Bearer ${devices[0]!.token}` },
-    ];
+    const attempts = [{}, { 'x-api-key': 'smsgw_sk_nonsense' }, { authorization: `Bearer ${devices[0]!.token}` }];
     for (const headers of attempts) {
       const res = await api.app.inject({ method: 'POST', url: '/api/v1/device-pairings', headers, payload: {} });
       expect(res.statusCode).toBe(401);

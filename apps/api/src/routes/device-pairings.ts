@@ -10,13 +10,16 @@ const PairingBody = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Name of the device it enrols (default: the name the phone sends).' })) },
   { additionalProperties: false, examples: [{ name: 'Front desk phone' }] },
 );
-const NewPairing = Type.Object({
-  code: Type.String({ description: '8 digits, for the app’s "Sign in by code".' }),
-  token: Type.String({ description: 'For the app’s "Private token" with "Sign up" (re-enrolling a phone registered before).' }),
-  expires_at: Timestamp,
-  mobile_url: Type.String({ description: 'What to type as the app’s API URL (Settings → Cloud server): PUBLIC_URL + /mobile/v1.' }),
-  steps: Type.Array(Type.String(), { description: 'What the phone’s owner does with it in the SMS Gate app, in order.' }),
-}, { $id: 'Pairing', description: 'A pairing: what to type into the SMS Gate app to enrol one phone.' });
+const NewPairing = Type.Object(
+  {
+    code: Type.String({ description: '8 digits, for the app’s "Sign in by code".' }),
+    token: Type.String({ description: 'For the app’s "Private token" with "Sign up" (re-enrolling a phone registered before).' }),
+    expires_at: Timestamp,
+    mobile_url: Type.String({ description: 'What to type as the app’s API URL (Settings → Cloud server): PUBLIC_URL + /mobile/v1.' }),
+    steps: Type.Array(Type.String(), { description: 'What the phone’s owner does with it in the SMS Gate app, in order.' }),
+  },
+  { $id: 'Pairing', description: 'A pairing: what to type into the SMS Gate app to enrol one phone.' },
+);
 
 /**
  * `/api/v1/device-pairings` (real-devices.md §1): a one-time enrolment of a phone, by its code or
@@ -40,7 +43,7 @@ const devicePairingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { code, token, expiresAt } = await createPairing(app.db, {
+      const { code, token, expiresAt } = await createPairing(app.sql, {
         userId: request.auth.user.id,
         name: request.body.name,
         ttlSeconds: app.config.PAIRING_TTL_SECONDS,

@@ -56,6 +56,7 @@ describe('POST /api/v1/devices', () => {
       segments_per_day: null,
       segments_per_month: null,
       unique_recipients_per_month: null,
+      twilio_sms_url: null,
       sims: [],
       usage: {
         segments_per_hour: { limit: null, used: 0, resets_at: null },

@@ -49,7 +49,9 @@ async function openStream(credential: string) {
   return {
     res,
     frames,
-    get comments() { return comments; },
+    get comments() {
+      return comments;
+    },
     close: async () => {
       controller.abort();
       await reading;
@@ -61,8 +63,17 @@ async function openStream(credential: string) {
 const status = (id: string, state: 'sent' | 'delivered'): UserEvent => ({
   type: 'message.status',
   data: {
-    id, status: state, state, batch_id: null, device_id: null, error: null, created_at: new Date().toISOString(), updated_at: new Date().toISOString(),
-    sent_at: null, delivered_at: null, failed_at: null,
+    id,
+    status: state,
+    state,
+    batch_id: null,
+    device_id: null,
+    error: null,
+    created_at: new Date().toISOString(),
+    updated_at: new Date().toISOString(),
+    sent_at: null,
+    delivered_at: null,
+    failed_at: null,
   },
 });
 
@@ -133,7 +144,10 @@ describe('GET /api/v1/events', () => {
     const sms = { id: 'sms-1', from: '+15550007777', message: 'hello back', received_at: new Date().toISOString() };
     for (let i = 0; i < 2; i++) {
       const res = await api.app.inject({
-        method: 'POST', url: '/api/v1/device/inbound', headers: { authorization: `Bearer ${user.devices[0]!.token}` }, payload: { messages: [sms] },
+        method: 'POST',
+        url: '/api/v1/device/inbound',
+        headers: { authorization: `Bearer ${user.devices[0]!.token}` },
+        payload: { messages: [sms] },
       });
       expect(res.statusCode).toBe(202);
     }

@@ -1,7 +1,6 @@
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, MESSAGE_STATES, MESSAGE_STATUSES, ReceivedRecordSchema } from '@smsgw/core';
-import type { StatusEventData } from '@smsgw/db';
+import { AppError, MessageStatusEventSchema, ReceivedRecordSchema } from '@smsgw/core';
 import type { UserEvent } from '@smsgw/queue';
 import { authErrors } from '../schemas/common.ts';
 import { openEventStream } from '../services/event-stream.ts';
@@ -10,31 +9,6 @@ import { openEventStream } from '../services/event-stream.ts';
 export const MAX_STREAMS_PER_USER = 10;
 // A client that reads this far behind is cut off (it reconnects and re-reads) rather than buffered without end.
 const MAX_BUFFERED_BYTES = 1024 * 1024;
-
-const Timestamp = Type.String({ format: 'date-time' });
-const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-
-/** `message.status`: a message moved to `state` (its public `status`); the other fields as the row is now. */
-export const MessageStatusEventSchema = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    status: Type.Enum([...MESSAGE_STATUSES]),
-    state: Type.Enum([...MESSAGE_STATES]),
-    batch_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
-    device_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
-    error: Type.Union([Type.String(), Type.Null()]),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    sent_at: NullableTimestamp,
-    delivered_at: NullableTimestamp,
-    failed_at: NullableTimestamp,
-  },
-  { additionalProperties: false, description: 'The data of a `message.status` event.' },
-);
-// The publishers' data (@smsgw/db's loader) is what this schema documents, field for field.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const documented: Same<Static<typeof MessageStatusEventSchema>, StatusEventData> = true;
-void documented;
 
 const DESCRIPTION = `Server-sent events of the caller's messages and received SMS, for as long as the connection is open.
 Credentials go in a header (\`Authorization: Bearer\` with an API key or a JWT, or \`X-API-Key\`), so browsers read it with
@@ -69,6 +43,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
             description: 'The stream: `message.status` events (data: MessageStatusEvent) and `sms.received` events (data: the received record).',
             content: {
               'text/event-stream': {
+                // What the publishers send, field for field: both come from @smsgw/core (message-record.ts, received-record.ts).
                 schema: Type.String({ 'x-event-data': { 'message.status': MessageStatusEventSchema, 'sms.received': ReceivedRecordSchema } }),
               },
             },

@@ -38,7 +38,13 @@ describe('groups CRUD', () => {
     const { apiKey } = await createTestUser(api.db);
     const res = await call(api.app, apiKey, 'POST', '/api/v1/groups', { name: 'Customers' });
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toEqual({ id: expect.any(String), name: 'Customers', member_count: 0, created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) });
+    expect(res.json()).toEqual({
+      id: expect.any(String),
+      name: 'Customers',
+      member_count: 0,
+      created_at: expect.stringMatching(ISO),
+      updated_at: expect.stringMatching(ISO),
+    });
     expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${res.json().id}`)).json()).toEqual(res.json());
   });
 
@@ -220,7 +226,13 @@ describe('group members', () => {
     expect({ total: first.total, limit: first.limit, offset: first.offset }).toEqual({ total: 23, limit: 20, offset: 0 });
     const second = (await call(api.app, apiKey, 'GET', `/api/v1/groups/${group.id}/members?offset=20`)).json();
     expect([...first.data, ...second.data].map((m: { phone: string }) => m.phone)).toEqual(phones);
-    expect(first.data[0]).toEqual({ id: expect.any(String), name: '', phone: phones[0], created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) });
+    expect(first.data[0]).toEqual({
+      id: expect.any(String),
+      name: '',
+      phone: phones[0],
+      created_at: expect.stringMatching(ISO),
+      updated_at: expect.stringMatching(ISO),
+    });
   });
 
   it('removes a member with 204 (the contact stays); removing it again is 404', async () => {

@@ -2,7 +2,15 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, isE164, isUuid } from '@smsgw/core';
 import {
-  addGroupMembers, createGroup, deleteGroup, findGroup, foreignContactIds, listGroupMembers, listGroups, removeGroupMember, renameGroup,
+  addGroupMembers,
+  createGroup,
+  deleteGroup,
+  findGroup,
+  foreignContactIds,
+  listGroupMembers,
+  listGroups,
+  removeGroupMember,
+  renameGroup,
   type GroupRow,
 } from '@smsgw/db';
 import { IdParams, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
@@ -14,7 +22,15 @@ const GroupRecord = Type.Object(
   {
     $id: 'Group',
     description: 'A group of contacts, to send to at once.',
-    examples: [{ id: '0195f4c1-3c4d-7e5f-8a6b-7c8d9e0f1a2b', name: 'Customers', member_count: 2, created_at: '2026-03-01T09:00:00.000Z', updated_at: '2026-03-01T09:00:00.000Z' }],
+    examples: [
+      {
+        id: '0195f4c1-3c4d-7e5f-8a6b-7c8d9e0f1a2b',
+        name: 'Customers',
+        member_count: 2,
+        created_at: '2026-03-01T09:00:00.000Z',
+        updated_at: '2026-03-01T09:00:00.000Z',
+      },
+    ],
   },
 );
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -28,7 +44,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   async function own(userId: string, id: string): Promise<GroupRow> {
-    const group = isUuid(id) ? await findGroup(app.db, { userId, id }) : null;
+    const group = isUuid(id) ? await findGroup(app.sql, { userId, id }) : null;
     if (!group) throw new AppError('not_found', 'Group not found');
     return group;
   }
@@ -43,14 +59,21 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: GroupRecord, ...errors('invalid_request'), ...authErrors },
       },
     },
-    async (request, reply) => reply.status(201).send(toRecord(await createGroup(app.db, { userId: request.auth.user.id, name: request.body.name }))),
+    async (request, reply) => reply.status(201).send(toRecord(await createGroup(app.sql, { userId: request.auth.user.id, name: request.body.name }))),
   );
 
   app.get(
     '/api/v1/groups',
-    { schema: { tags: ['groups'], summary: 'List groups, newest first', querystring: Pagination, response: { 200: PageOf(GroupRecord, 'GroupPage'), ...errors('invalid_request'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['groups'],
+        summary: 'List groups, newest first',
+        querystring: Pagination,
+        response: { 200: PageOf(GroupRecord, 'GroupPage'), ...errors('invalid_request'), ...authErrors },
+      },
+    },
     async (request) => {
-      const { rows, total } = await listGroups(app.db, { userId: request.auth.user.id, ...request.query });
+      const { rows, total } = await listGroups(app.sql, { userId: request.auth.user.id, ...request.query });
       return page(rows.map(toRecord), total, request.query);
     },
   );
@@ -73,7 +96,9 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const group = isUuid(request.params.id) ? await renameGroup(app.db, { userId: request.auth.user.id, id: request.params.id, name: request.body.name }) : null;
+      const group = isUuid(request.params.id)
+        ? await renameGroup(app.sql, { userId: request.auth.user.id, id: request.params.id, name: request.body.name })
+        : null;
       if (!group) throw new AppError('not_found', 'Group not found');
       return toRecord(group);
     },
@@ -81,10 +106,17 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api/v1/groups/:id',
-    { schema: { tags: ['groups'], summary: 'Delete a group (its contacts stay)', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['groups'],
+        summary: 'Delete a group (its contacts stay)',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors('not_found'), ...authErrors },
+      },
+    },
     async (request, reply) => {
       const { id } = request.params;
-      if (!isUuid(id) || !(await deleteGroup(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Group not found');
+      if (!isUuid(id) || !(await deleteGroup(app.sql, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Group not found');
       return reply.status(204).send(null);
     },
   );
@@ -116,9 +148,9 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const contactIds = [...new Set(request.body.contact_ids ?? [])];
       const phones = [...new Set(request.body.phones ?? [])];
       if (!phones.every(isE164)) throw new AppError('invalid_phone_number');
-      const foreign = contactIds.find((id) => !isUuid(id)) ?? (await foreignContactIds(app.db, { userId, contactIds }))[0];
+      const foreign = contactIds.find((id) => !isUuid(id)) ?? (await foreignContactIds(app.sql, { userId, contactIds }))[0];
       if (foreign !== undefined) throw new AppError('contact_not_found', `Contact ${foreign} not found.`);
-      const added = await addGroupMembers(app.db, { userId, groupId: group.id, contactIds, phones });
+      const added = await addGroupMembers(app.sql, { userId, groupId: group.id, contactIds, phones });
       return { added, member_count: group.memberCount + added };
     },
   );
@@ -136,7 +168,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const group = await own(request.auth.user.id, request.params.id);
-      const { rows, total } = await listGroupMembers(app.db, { groupId: group.id, ...request.query });
+      const { rows, total } = await listGroupMembers(app.sql, { groupId: group.id, ...request.query });
       return page(rows.map(toContactRecord), total, request.query);
     },
   );
@@ -154,7 +186,7 @@ const groupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const group = await own(request.auth.user.id, request.params.id);
       const { contactId } = request.params;
-      if (!isUuid(contactId) || !(await removeGroupMember(app.db, { groupId: group.id, contactId }))) {
+      if (!isUuid(contactId) || !(await removeGroupMember(app.sql, { groupId: group.id, contactId }))) {
         throw new AppError('not_found', 'Member not found');
       }
       return reply.status(204).send(null);

@@ -23,20 +23,26 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
  */
 const health: FastifyPluginAsyncTypebox = async (app) => {
   const config = { rateLimit: false } as const;
-  app.get('/health', { config, schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: Status } } }, async () => ({ status: 'ok' }));
+  app.get('/health', { config, schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: Status } } }, async () => ({
+    status: 'ok',
+  }));
 
-  app.get('/ready', { config, schema: { tags: ['health'], summary: 'Readiness: Postgres and Redis answer', response: { 200: Status, 503: Status } } }, async (request, reply) => {
-    // Details of a failure go to the log, not to the (unauthenticated) caller.
-    const check = (name: string) => (error: Error) => {
-      request.log.warn({ err: error, dependency: name }, 'readiness check failed');
-      return 'down';
-    };
-    const [postgres, redis] = await Promise.all([
-      within(app.db.$queryRaw`SELECT 1`, CHECK_TIMEOUT_MS).then(() => 'ok', check('postgres')),
-      within(app.redis.ping(), CHECK_TIMEOUT_MS).then(() => 'ok', check('redis')),
-    ]);
-    const ready = postgres === 'ok' && redis === 'ok';
-    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis } });
-  });
+  app.get(
+    '/ready',
+    { config, schema: { tags: ['health'], summary: 'Readiness: Postgres and Redis answer', response: { 200: Status, 503: Status } } },
+    async (request, reply) => {
+      // Details of a failure go to the log, not to the (unauthenticated) caller.
+      const check = (name: string) => (error: Error) => {
+        request.log.warn({ err: error, dependency: name }, 'readiness check failed');
+        return 'down';
+      };
+      const [postgres, redis] = await Promise.all([
+        within(app.sql.query('SELECT 1'), CHECK_TIMEOUT_MS).then(() => 'ok', check('postgres')),
+        within(app.redis.ping(), CHECK_TIMEOUT_MS).then(() => 'ok', check('redis')),
+      ]);
+      const ready = postgres === 'ok' && redis === 'ok';
+      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis } });
+    },
+  );
 };
 export default health;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, countJobs, createTestUser, send, sendFootprint, startTestApi, uniquePhone, type TestApi } from '../testing/test-api.ts';
-import { enrolConnectedPhone, phoneRequest, signedHeaders } from './mobile/test-phone.ts';
+import { enrolConnectedPhone, phoneRequest, signedHeaders } from '../testing/test-phone.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -17,7 +17,9 @@ const INVALID_PHONE = { error: 'invalid_phone_number', message: 'Phone number mu
 /** An incoming SMS through the native protocol (`POST /api/v1/device/inbound`). */
 async function nativeInbound(deviceToken: string, from: string, message: string) {
   const res = await api.app.inject({
-    method: 'POST', url: '/api/v1/device/inbound', headers: { authorization: `Bearer ${deviceToken}` },
+    method: 'POST',
+    url: '/api/v1/device/inbound',
+    headers: { authorization: `Bearer ${deviceToken}` },
     payload: { messages: [{ id: randomUUID(), from, message, received_at: new Date().toISOString() }] },
   });
   expect(res.statusCode).toBe(202);
@@ -32,8 +34,19 @@ async function smsGateOwner() {
   const signingKey: string = (await phoneRequest(api.app, 'GET', '/mobile/v1/settings', auth)).json().webhooks.signing_key;
   const receive = async (sender: string, message: string) => {
     const raw = JSON.stringify({
-      id: randomUUID().slice(0, 21), webhookId: 'smsgw-x', event: 'sms:received', deviceId: phone.id,
-      payload: { messageId: randomBytes(4).toString('hex'), message, sender, recipient: '+15551234567', simNumber: 1, receivedAt: new Date().toISOString(), phoneNumber: sender },
+      id: randomUUID().slice(0, 21),
+      webhookId: 'smsgw-x',
+      event: 'sms:received',
+      deviceId: phone.id,
+      payload: {
+        messageId: randomBytes(4).toString('hex'),
+        message,
+        sender,
+        recipient: '+15551234567',
+        simNumber: 1,
+        receivedAt: new Date().toISOString(),
+        phoneNumber: sender,
+      },
     });
     const res = await phoneRequest(api.app, 'POST', new URL(webhook.url).pathname, { raw, headers: signedHeaders(signingKey, raw) });
     expect(res.statusCode).toBeLessThan(300);
@@ -142,7 +155,7 @@ describe('a send with opted-out recipients', () => {
     expect((await call(api.app, apiKey, 'GET', `/api/v1/sms/${openId}`)).json()).toMatchObject({ status: 'queued', state: 'pending' });
     expect((await call(api.app, apiKey, 'GET', '/api/v1/quota')).json().used).toBe(1);
     expect(await countJobs(api.queue)).toBe(jobsBefore + 1);
-    expect((await api.queue.getJob(stoppedId))).toBeUndefined();
+    expect(await api.queue.getJob(stoppedId)).toBeUndefined();
     expect((await failedDeliveries(userId)).map((d) => d.messageId)).toEqual([stoppedId]);
   });
 
@@ -167,7 +180,10 @@ describe('a send with opted-out recipients', () => {
     expect(res.json()).toMatchObject({ recipients_count: 2, status: 'accepted', opted_out: [a, b] });
     expect(await sendFootprint(api, userId)).toEqual({ ...before, messages: before.messages + 2, batches: before.batches + 1 });
     const states = await api.db.message.findMany({ where: { userId }, select: { state: true, error: true } });
-    expect(states).toEqual([{ state: 'failed', error: 'recipient opted out' }, { state: 'failed', error: 'recipient opted out' }]);
+    expect(states).toEqual([
+      { state: 'failed', error: 'recipient opted out' },
+      { state: 'failed', error: 'recipient opted out' },
+    ]);
   });
 });
 
@@ -211,7 +227,7 @@ describe('/api/v1/opt-outs', () => {
     expect(await listed(apiKey)).toEqual([]);
   });
 
-  it('keeps each user\'s list apart: another user neither sees, deletes nor is refused by it', async () => {
+  it("keeps each user's list apart: another user neither sees, deletes nor is refused by it", async () => {
     const [alice, bob] = [await createTestUser(api.db), await createTestUser(api.db)];
     const to = uniquePhone();
     await call(api.app, alice.apiKey, 'POST', '/api/v1/opt-outs', { phone: to });

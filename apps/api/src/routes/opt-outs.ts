@@ -10,7 +10,9 @@ const Phone = Type.String({ description: 'E.164, as a recipient of a send.' });
 const OptOutRecord = Type.Object(
   {
     phone: Type.String(),
-    source: Type.Union([Type.Literal('keyword'), Type.Literal('api')], { description: '`keyword`: the number replied STOP (or another opt-out keyword); `api`: added here.' }),
+    source: Type.Union([Type.Literal('keyword'), Type.Literal('api')], {
+      description: '`keyword`: the number replied STOP (or another opt-out keyword); `api`: added here.',
+    }),
     created_at: Timestamp,
   },
   {
@@ -43,7 +45,7 @@ const optOutRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { rows, total } = await listOptOuts(app.db, { userId: request.auth.user.id, ...request.query });
+      const { rows, total } = await listOptOuts(app.sql, { userId: request.auth.user.id, ...request.query });
       return page(rows.map(toOptOutRecord), total, request.query);
     },
   );
@@ -60,7 +62,7 @@ const optOutRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       checkPhone(request.body.phone);
-      const { optOut, created } = await addOptOut(app.db, { userId: request.auth.user.id, phone: request.body.phone, now: new Date() });
+      const { optOut, created } = await addOptOut(app.sql, { userId: request.auth.user.id, phone: request.body.phone, now: new Date() });
       return reply.status(created ? 201 : 200).send(toOptOutRecord(optOut));
     },
   );
@@ -77,7 +79,7 @@ const optOutRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       checkPhone(request.params.phone);
-      if (!(await removeOptOut(app.db, { userId: request.auth.user.id, phone: request.params.phone }))) {
+      if (!(await removeOptOut(app.sql, { userId: request.auth.user.id, phone: request.params.phone }))) {
         throw new AppError('not_found', 'This number is not on your opt-out list.');
       }
       return reply.status(204).send(null);

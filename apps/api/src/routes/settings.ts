@@ -7,12 +7,13 @@ import { errors } from '../schemas/errors.ts';
 
 const OptOutKeywords = Type.Boolean({ description: 'Incoming STOP/START keywords (whole text, any case) keep the opt-out list. Default true.' });
 const StickySender = Type.Boolean({
-  description: 'A recipient gets later messages from the device (and SIM) that last sent to it or received from it, while that device is available. Default false.',
+  description:
+    'A recipient gets later messages from the device (and SIM) that last sent to it or received from it, while that device is available. Default false.',
 });
 
 const Settings = Type.Object(
   { opt_out_keywords: OptOutKeywords, sticky_sender: StickySender },
-  { $id: 'Settings', description: 'The caller\'s settings.', examples: [{ opt_out_keywords: true, sticky_sender: false }] },
+  { $id: 'Settings', description: "The caller's settings.", examples: [{ opt_out_keywords: true, sticky_sender: false }] },
 );
 
 function toSettingsRecord(s: UserSettings) {
@@ -29,10 +30,8 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return toSettingsRecord(settings);
   };
 
-  app.get(
-    '/api/v1/settings',
-    { schema: { tags: ['settings'], summary: 'Get your settings', response: { 200: Settings, ...authErrors } } },
-    async (request) => found(await findUserSettings(app.db, request.auth.user.id)),
+  app.get('/api/v1/settings', { schema: { tags: ['settings'], summary: 'Get your settings', response: { 200: Settings, ...authErrors } } }, async (request) =>
+    found(await findUserSettings(app.sql, request.auth.user.id)),
   );
 
   app.patch(
@@ -50,8 +49,11 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { opt_out_keywords, sticky_sender } = request.body;
-      const changes = { ...(opt_out_keywords !== undefined && { optOutKeywords: opt_out_keywords }), ...(sticky_sender !== undefined && { stickySender: sticky_sender }) };
-      return found(await updateUserSettings(app.db, request.auth.user.id, changes));
+      const changes = {
+        ...(opt_out_keywords !== undefined && { optOutKeywords: opt_out_keywords }),
+        ...(sticky_sender !== undefined && { stickySender: sticky_sender }),
+      };
+      return found(await updateUserSettings(app.sql, request.auth.user.id, changes));
     },
   );
 };

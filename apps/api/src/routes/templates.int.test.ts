@@ -108,13 +108,16 @@ describe('templates CRUD', () => {
 });
 
 describe('template validation', () => {
-  it.each(['{{1x}}', '{{ name }}', '{{a-b}}', '{{}}', '{{first name}}'])('refuses the placeholder %s on create with 400 invalid_request naming it', async (placeholder) => {
-    const { apiKey, userId } = await createTestUser(api.db);
-    const res = await call(api.app, apiKey, 'POST', '/api/v1/templates', { name: 't', body: `Hello ${placeholder}` });
-    expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining(placeholder) });
-    expect(await api.db.template.count({ where: { userId } })).toBe(0);
-  });
+  it.each(['{{1x}}', '{{ name }}', '{{a-b}}', '{{}}', '{{first name}}'])(
+    'refuses the placeholder %s on create with 400 invalid_request naming it',
+    async (placeholder) => {
+      const { apiKey, userId } = await createTestUser(api.db);
+      const res = await call(api.app, apiKey, 'POST', '/api/v1/templates', { name: 't', body: `Hello ${placeholder}` });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: 'invalid_request', message: expect.stringContaining(placeholder) });
+      expect(await api.db.template.count({ where: { userId } })).toBe(0);
+    },
+  );
 
   it('refuses an invalid placeholder on patch with 400 invalid_request and keeps the old body', async () => {
     const { apiKey } = await createTestUser(api.db);

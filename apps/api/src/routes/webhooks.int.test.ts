@@ -148,7 +148,10 @@ describe('webhook endpoints CRUD', () => {
     expect(disabled.json()).toMatchObject({ enabled: false, disabled_reason: null });
 
     await api.db.webhook.update({ where: { id: w.id }, data: { disabledReason: 'The endpoint answered 410 Gone.' } });
-    expect((await call(api.app, apiKey, 'GET', `/api/v1/webhooks/${w.id}`)).json()).toMatchObject({ enabled: false, disabled_reason: 'The endpoint answered 410 Gone.' });
+    expect((await call(api.app, apiKey, 'GET', `/api/v1/webhooks/${w.id}`)).json()).toMatchObject({
+      enabled: false,
+      disabled_reason: 'The endpoint answered 410 Gone.',
+    });
     const enabled = await call(api.app, apiKey, 'PATCH', `/api/v1/webhooks/${w.id}`, { enabled: true });
     expect(enabled.json()).toMatchObject({ enabled: true, disabled_reason: null });
   });
@@ -454,7 +457,10 @@ describe('webhook targets (no private addresses allowed)', () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const res = await call(api.app, apiKey, 'POST', '/api/v1/webhooks', { url, events: ['message.sent'] });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'invalid_webhook_url', message: expect.stringMatching(/^The (address \S+ is|host \S+ resolves to \S+,) a loopback, private or otherwise internal address/) });
+    expect(res.json()).toEqual({
+      error: 'invalid_webhook_url',
+      message: expect.stringMatching(/^The (address \S+ is|host \S+ resolves to \S+,) a loopback, private or otherwise internal address/),
+    });
     expect(await api.db.webhook.count({ where: { userId } })).toBe(0);
   });
 

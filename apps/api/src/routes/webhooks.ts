@@ -2,8 +2,18 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, SUBSCRIBABLE_EVENT_TYPES, WebhookTargetError, checkWebhookUrl, isUuid } from '@smsgw/core';
 import {
-  WebhookLimitError, createTestDelivery, createWebhook, deleteWebhook, findWebhook, listWebhookDeliveries, listWebhooks,
-  retryWebhookDelivery, rotateWebhookSecret, updateWebhook, type WebhookDeliveryRow, type WebhookRow,
+  WebhookLimitError,
+  createTestDelivery,
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  listWebhookDeliveries,
+  listWebhooks,
+  retryWebhookDelivery,
+  rotateWebhookSecret,
+  updateWebhook,
+  type WebhookDeliveryRow,
+  type WebhookRow,
 } from '@smsgw/db';
 import { enqueueWebhookDeliveries } from '@smsgw/queue';
 import { IdParams, NullableTimestamp, PageOf, Pagination, Timestamp, authErrors, page } from '../schemas/common.ts';
@@ -16,29 +26,35 @@ const Events = Type.Array(Type.Enum([...SUBSCRIBABLE_EVENT_TYPES]), { minItems: 
 const Description = Type.String({ maxLength: 500 });
 const Secret = Type.String({ description: 'whsec_ + base64 key: verifies the webhook-signature header (Standard Webhooks).' });
 
-const WebhookRecord = Type.Object({
-  id: Type.String(),
-  url: Type.String(),
-  events: Events,
-  description: Type.Union([Type.String(), Type.Null()]),
-  enabled: Type.Boolean(),
-  disabled_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why smsgw disabled the endpoint (410 Gone); null otherwise.' }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-}, { $id: 'Webhook', description: 'An endpoint that receives signed events (Standard Webhooks).' });
+const WebhookRecord = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    events: Events,
+    description: Type.Union([Type.String(), Type.Null()]),
+    enabled: Type.Boolean(),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why smsgw disabled the endpoint (410 Gone); null otherwise.' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Webhook', description: 'An endpoint that receives signed events (Standard Webhooks).' },
+);
 
-const DeliveryRecord = Type.Object({
-  id: Type.String({ description: 'The webhook-id header of every attempt.' }),
-  type: Type.String(),
-  message_id: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Enum(['pending', 'succeeded', 'failed']),
-  attempts: Type.Integer(),
-  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  last_attempt_at: NullableTimestamp,
-  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'Set exactly while the delivery is pending.' }),
-  created_at: Timestamp,
-}, { $id: 'WebhookDelivery', description: 'One event for one endpoint, and how its attempts went.' });
+const DeliveryRecord = Type.Object(
+  {
+    id: Type.String({ description: 'The webhook-id header of every attempt.' }),
+    type: Type.String(),
+    message_id: Type.Union([Type.String(), Type.Null()]),
+    state: Type.Enum(['pending', 'succeeded', 'failed']),
+    attempts: Type.Integer(),
+    last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    last_attempt_at: NullableTimestamp,
+    next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'Set exactly while the delivery is pending.' }),
+    created_at: Timestamp,
+  },
+  { $id: 'WebhookDelivery', description: 'One event for one endpoint, and how its attempts went.' },
+);
 
 const DeliveryParams = Type.Object({ id: Type.String(), deliveryId: Type.String() }, { additionalProperties: false });
 
@@ -75,7 +91,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   async function own(userId: string, id: string): Promise<WebhookRow> {
-    const webhook = isUuid(id) ? await findWebhook(app.db, { userId, id }) : null;
+    const webhook = isUuid(id) ? await findWebhook(app.sql, { userId, id }) : null;
     if (!webhook) throw new AppError('not_found', 'Webhook not found');
     return webhook;
   }
@@ -114,7 +130,10 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create a webhook endpoint (its secret is shown once)',
         body: Type.Object(
           { url: Url, events: Events, description: Type.Optional(Description) },
-          { additionalProperties: false, examples: [{ url: 'https://example.org/hooks/smsgw', events: ['message.delivered', 'message.failed'], description: 'CRM' }] },
+          {
+            additionalProperties: false,
+            examples: [{ url: 'https://example.org/hooks/smsgw', events: ['message.delivered', 'message.failed'], description: 'CRM' }],
+          },
         ),
         response: {
           201: Type.Intersect([WebhookRecord, Type.Object({ secret: Secret })], { $id: 'NewWebhook', description: 'The webhook endpoint, with its secret.' }),
@@ -125,7 +144,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       await checkUrl(request.body.url);
-      const { secret, webhook } = await createWebhook(app.db, { userId: request.auth.user.id, ...request.body, limit: MAX_WEBHOOKS }).catch((error) => {
+      const { secret, webhook } = await createWebhook(app.sql, { userId: request.auth.user.id, ...request.body, limit: MAX_WEBHOOKS }).catch((error) => {
         if (error instanceof WebhookLimitError) {
           throw new AppError('webhook_limit_reached', `A user may have at most ${MAX_WEBHOOKS} webhook endpoints; delete one first.`);
         }
@@ -137,16 +156,30 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/webhooks',
-    { schema: { tags: ['webhooks'], summary: 'List webhook endpoints, newest first', querystring: Pagination, response: { 200: PageOf(WebhookRecord, 'WebhookPage'), ...errors('invalid_request'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'List webhook endpoints, newest first',
+        querystring: Pagination,
+        response: { 200: PageOf(WebhookRecord, 'WebhookPage'), ...errors('invalid_request'), ...authErrors },
+      },
+    },
     async (request) => {
-      const { rows, total } = await listWebhooks(app.db, { userId: request.auth.user.id, ...request.query });
+      const { rows, total } = await listWebhooks(app.sql, { userId: request.auth.user.id, ...request.query });
       return page(rows.map(toRecord), total, request.query);
     },
   );
 
   app.get(
     '/api/v1/webhooks/:id',
-    { schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: IdParams, response: { 200: WebhookRecord, ...errors('not_found'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Get a webhook endpoint',
+        params: IdParams,
+        response: { 200: WebhookRecord, ...errors('not_found'), ...authErrors },
+      },
+    },
     async (request) => toRecord(await own(request.auth.user.id, request.params.id)),
   );
 
@@ -174,7 +207,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id } = request.params;
       await own(userId, id);
       await checkUrl(request.body.url);
-      const webhook = await updateWebhook(app.db, { userId, id, ...request.body });
+      const webhook = await updateWebhook(app.sql, { userId, id, ...request.body });
       if (!webhook) throw new AppError('not_found', 'Webhook not found');
       return toRecord(webhook);
     },
@@ -182,10 +215,17 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api/v1/webhooks/:id',
-    { schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint and its deliveries', params: IdParams, response: { 204: Type.Null(), ...errors('not_found'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Delete a webhook endpoint and its deliveries',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors('not_found'), ...authErrors },
+      },
+    },
     async (request, reply) => {
       const { id } = request.params;
-      if (!isUuid(id) || !(await deleteWebhook(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Webhook not found');
+      if (!isUuid(id) || !(await deleteWebhook(app.sql, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'Webhook not found');
       return reply.status(204).send(null);
     },
   );
@@ -197,12 +237,19 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['webhooks'],
         summary: 'Give the endpoint a new secret; the previous one keeps signing alongside it for 24 hours',
         params: IdParams,
-        response: { 200: Type.Object({ id: Type.String(), secret: Secret, previous_secret_expires_at: Timestamp }, { $id: 'RotatedSecret', description: 'The new secret.' }), ...errors('not_found'), ...authErrors },
+        response: {
+          200: Type.Object(
+            { id: Type.String(), secret: Secret, previous_secret_expires_at: Timestamp },
+            { $id: 'RotatedSecret', description: 'The new secret.' },
+          ),
+          ...errors('not_found'),
+          ...authErrors,
+        },
       },
     },
     async (request) => {
       const { id } = request.params;
-      const rotated = isUuid(id) ? await rotateWebhookSecret(app.db, { userId: request.auth.user.id, id }) : null;
+      const rotated = isUuid(id) ? await rotateWebhookSecret(app.sql, { userId: request.auth.user.id, id }) : null;
       if (!rotated) throw new AppError('not_found', 'Webhook not found');
       return { id: rotated.id, secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt.toISOString() };
     },
@@ -221,7 +268,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const userId = request.auth.user.id;
       const webhook = await ownEnabled(userId, request.params.id);
-      const delivery = await createTestDelivery(app.db, { userId, webhookId: webhook.id });
+      const delivery = await createTestDelivery(app.sql, { userId, webhookId: webhook.id });
       await enqueue({ id: delivery.id, webhookId: webhook.id });
       return reply.status(202).send(toDeliveryRecord(delivery));
     },
@@ -241,7 +288,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const userId = request.auth.user.id;
       const webhook = await own(userId, request.params.id);
-      const { rows, total } = await listWebhookDeliveries(app.db, { userId, webhookId: webhook.id, ...request.query });
+      const { rows, total } = await listWebhookDeliveries(app.sql, { userId, webhookId: webhook.id, ...request.query });
       return page(rows.map(toDeliveryRecord), total, request.query);
     },
   );
@@ -260,7 +307,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const userId = request.auth.user.id;
       const { id, deliveryId } = request.params;
       await ownEnabled(userId, id);
-      const delivery = isUuid(deliveryId) ? await retryWebhookDelivery(app.db, { userId, webhookId: id, id: deliveryId }) : null;
+      const delivery = isUuid(deliveryId) ? await retryWebhookDelivery(app.sql, { userId, webhookId: id, id: deliveryId }) : null;
       if (!delivery) throw new AppError('not_found', 'Delivery not found');
       await enqueue({ id: delivery.id, webhookId: id });
       return reply.status(202).send(toDeliveryRecord(delivery));

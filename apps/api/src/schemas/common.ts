@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { AppError, decodeCursor, encodeCursor, type ListPosition } from '@smsgw/core';
+import { TOTAL_CAP } from '@smsgw/db';
 
 /** `{error, message}`: the body of every error (spec section 7), `Error` in the OpenAPI document. */
 export const ERROR_BODY_OPTIONS = { $id: 'Error', description: 'An error.' };
@@ -61,7 +62,11 @@ export function PageOf<T extends TSchema>(item: T, name: string) {
 export const CursorPagination = Type.Object({
   ...Pagination.properties,
   cursor: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 200, description: 'The `next_cursor` of the previous page: the page after it, however many rows arrived since. Not together with offset.' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'The `next_cursor` of the previous page: the page after it, however many rows arrived since. Not together with offset.',
+    }),
   ),
 });
 
@@ -80,8 +85,10 @@ export function CursorPageOf<T extends TSchema>(item: T, name: string) {
   return Type.Object(
     {
       data: Type.Array(item),
-      total: Type.Integer({ description: 'How many match, over all pages: exact while total_exact, else a lower bound (10,000).' }),
-      total_exact: Type.Boolean({ description: 'false when more match than are counted (10,000): count no further, page on with next_cursor.' }),
+      total: Type.Integer({ description: `How many match, over all pages: exact while total_exact, else a lower bound (${TOTAL_CAP.toLocaleString('en')}).` }),
+      total_exact: Type.Boolean({
+        description: `false when more match than are counted (${TOTAL_CAP.toLocaleString('en')}): count no further, page on with next_cursor.`,
+      }),
       has_more: Type.Boolean({ description: 'Whether rows follow this page.' }),
       next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page.' }),
       limit: Type.Integer(),
@@ -90,7 +97,9 @@ export function CursorPageOf<T extends TSchema>(item: T, name: string) {
     {
       $id: name,
       description: `One page of ${name.replace(/Page$/, '')} records, newest first.`,
-      ...(Array.isArray(example) && { examples: [{ data: [example[0]], total: 1, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 0 }] }),
+      ...(Array.isArray(example) && {
+        examples: [{ data: [example[0]], total: 1, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 0 }],
+      }),
     },
   );
 }

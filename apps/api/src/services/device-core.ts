@@ -1,13 +1,23 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, isUuid, newId, storableText, toReceivedRecord, withoutLeapSecond } from '@smsgw/core';
+import { AppError, isUuid, newId, pingIntervalSeconds, storableText, toReceivedRecord, withoutLeapSecond, type HealthReport } from '@smsgw/core';
 import {
-  readyForMoreOffers, messagesOfDevice, offerMessages, storeInbound, type AuthenticatedDevice, type InboundSms, type OfferOrder, type OfferedMessage,
+  announceTransitions,
+  readyForMoreOffers,
+  messagesOfDevice,
+  offerMessages,
+  recordHealthReport,
+  storeInbound,
+  type AuthenticatedDevice,
+  type InboundSms,
+  type OfferOrder,
+  type OfferedMessage,
 } from '@smsgw/db';
-import { enqueueReports, enqueueWebhookDeliveries, publishUserEvents, publishWakeups, type DeviceReport } from '@smsgw/queue';
+import { publishWakeups, type DeviceReport } from '@smsgw/queue';
+import { announceDeps } from './send-deps.ts';
 
 /**
- * The device core as both device protocols use it (routes/device: native; routes/mobile: the SMS
- * Gate app). The adapters translate wire shapes; offering, reports and incoming SMS are done here
+ * The device core as every device protocol uses it (routes/device-protocols/: native, and sms-gate
+ * for the SMS Gate app). The adapters translate wire shapes; offering, reports and incoming SMS are done here
  * once (docs/devices.md, "Delivery").
  */
 
@@ -25,13 +35,63 @@ export interface ReportsOutcome {
 /**
  * Takes a device's reports: those about its own messages are queued for the dispatcher, which
  * applies each as a compare-and-set (a repeated or backward report changes nothing); the others
- * are rejected one by one. The request is answered once its reports are queued.
+ * are rejected one by one. The request is answered once its reports are queued. `offered` (the
+ * messages this process offered to each device) spares the statement that asks Postgres which
+ * are the device's: only ids it does not know are looked up.
  */
-export async function acceptReports(app: FastifyInstance, device: AuthenticatedDevice, reports: DeviceReport[]): Promise<ReportsOutcome> {
-  const ids = reports.filter((r) => isUuid(r.id)).map((r) => r.id.toLowerCase());
-  const own = await messagesOfDevice(app.sql, { deviceId: device.id, ids: [...new Set(ids)] });
-  const accepted = reports
-    .filter((r) => own.has(r.id.toLowerCase()))
+export async function acceptReports(
+  app: FastifyInstance,
+  device: AuthenticatedDevice,
+  reports: DeviceReport[],
+  offered?: OfferedMessages,
+): Promise<ReportsOutcome> {
+  const ids = [...new Set(reports.filter((r) => isUuid(r.id)).map((r) => r.id.toLowerCase()))];
+  const known = ids.filter((id) => offered?.ownerOf(id) === device.id);
+  const unknown = known.length === ids.length ? [] : ids.filter((id) => offered?.ownerOf(id) !== device.id);
+  const own = new Set([...known, ...(await messagesOfDevice(app.sql, { deviceId: device.id, ids: unknown }))]);
+  const mine = reports.filter((r) => own.has(r.id.toLowerCase()));
+  const accepted = await queueReports(app, device, mine);
+  offered?.forget(mine.filter((r) => r.status === 'delivered' || r.status === 'failed').map((r) => r.id.toLowerCase()));
+  const rejected = reports
+    .filter((r) => !own.has(r.id.toLowerCase()))
+    .map((r) => ({ id: r.id, error: 'not_found', message: 'No message of this device has this id.' }));
+  return { accepted, rejected };
+}
+
+// The most offers remembered per API process; past it the oldest go first (their reports ask Postgres).
+const OFFERS_REMEMBERED = 100_000;
+
+/**
+ * The messages this API process offered, by device: a message offered to a device stays that
+ * device's (docs/devices.md, "Delivery"), so its reports need no statement to say whose it is.
+ * One that fails over to another device leaves a stale entry at worst, and its old device's
+ * report is then queued and matches nothing in the dispatcher's compare-and-set.
+ */
+export class OfferedMessages {
+  private readonly owners = new Map<string, string>();
+
+  remember(deviceId: string, ids: readonly string[]): void {
+    for (const id of ids) {
+      this.owners.delete(id);
+      if (this.owners.size >= OFFERS_REMEMBERED) this.owners.delete(this.owners.keys().next().value!);
+      this.owners.set(id, deviceId);
+    }
+  }
+
+  ownerOf(id: string): string | undefined {
+    return this.owners.get(id);
+  }
+
+  /** Messages whose last report went by. */
+  forget(ids: readonly string[]): void {
+    for (const id of ids) this.owners.delete(id);
+  }
+}
+
+/** Queues a device's reports (ids that are not UUIDs dropped); returns how many. 503 when Redis does not take them. */
+async function queueReports(app: FastifyInstance, device: AuthenticatedDevice, reports: DeviceReport[]): Promise<number> {
+  const queued = reports
+    .filter((r) => isUuid(r.id))
     .map((r) => ({
       ...r,
       id: r.id.toLowerCase(),
@@ -39,18 +99,14 @@ export async function acceptReports(app: FastifyInstance, device: AuthenticatedD
       // The dispatcher reads `at` with Date: a leap second would fail the whole job on every retry.
       ...(r.at !== undefined && { at: withoutLeapSecond(r.at) }),
     }));
-  const rejected = reports
-    .filter((r) => !own.has(r.id.toLowerCase()))
-    .map((r) => ({ id: r.id, error: 'not_found', message: 'No message of this device has this id.' }));
-  if (accepted.length > 0) {
-    try {
-      await enqueueReports(app.reportsQueue, { deviceId: device.id, receivedAt: new Date().toISOString(), reports: accepted });
-    } catch (error) {
-      app.incidents.report('device reports could not be queued: answered 503', error);
-      throw new AppError('service_unavailable', 'Reports cannot be taken right now; send them again.');
-    }
+  if (queued.length === 0) return 0;
+  try {
+    await app.queueReports({ deviceId: device.id, receivedAt: new Date().toISOString(), reports: queued });
+  } catch (error) {
+    app.incidents.report('device reports could not be queued: answered 503', error);
+    throw new AppError('service_unavailable', 'Reports cannot be taken right now; send them again.');
   }
-  return { accepted: accepted.length, rejected };
+  return queued.length;
 }
 
 /**
@@ -98,7 +154,11 @@ export async function receiveInbound(
 ): Promise<{ stored: number; duplicates: number }> {
   const now = new Date();
   const inbound = messages.map((m) => ({
-    ...m, id: newId(), from: storableText(m.from), to: m.to === null ? null : storableText(m.to), body: storableText(m.body),
+    ...m,
+    id: newId(),
+    from: storableText(m.from),
+    to: m.to === null ? null : storableText(m.to),
+    body: storableText(m.body),
     dedupKey: m.dedupKey === null ? null : storableText(m.dedupKey),
   }));
   const stored = await storeInbound(app.sql, { userId: device.userId, deviceId: device.id, now, messages: inbound });
@@ -106,13 +166,16 @@ export async function receiveInbound(
   const events = inbound
     .filter((m) => storedIds.has(m.id))
     .map((m) => ({ userId: device.userId, event: { type: 'sms.received' as const, data: toReceivedRecord({ ...m, deviceId: device.id, createdAt: now }) } }));
-  // The user's live events (GET /api/v1/events); best effort, as every event.
-  await publishUserEvents(app.redis, app.config.QUEUE_PREFIX, events).catch((error: unknown) => app.incidents.report('publishing received SMS events failed', error));
-  try {
-    await enqueueWebhookDeliveries(app.webhooksQueue, stored.deliveries);
-  } catch (error) {
-    // The delivery rows are the outbox: the dispatcher's sweep enqueues them.
-    app.incidents.report('webhook enqueue failed: left to the outbox sweep', error);
-  }
+  await announceTransitions(announceDeps(app), { deliveries: stored.deliveries, events });
   return { stored: stored.moved.length, duplicates: messages.length - stored.moved.length };
+}
+
+/**
+ * A device's report of itself (native heartbeat, SMS Gate `system:ping`), with the SMS Gate
+ * `system:ping` webhooks it is due for (at most one per ping interval: smsgw's phone ping interval
+ * unless the account's SMS Gate settings name one).
+ */
+export async function recordDeviceHealth(app: FastifyInstance, deviceId: string, report: Partial<HealthReport>): Promise<void> {
+  const deliveries = await recordHealthReport(app.sql, deviceId, report, new Date(), pingIntervalSeconds(app.config.DEVICE_OFFLINE_AFTER_SECONDS));
+  await announceTransitions(announceDeps(app), { deliveries });
 }

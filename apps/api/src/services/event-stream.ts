@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isStreamSilent, streamSilenceLimitMs } from '@smsgw/core';
-import { markStreamClosed, markStreamSeen, type AuthenticatedDevice } from '@smsgw/db';
+import { markStreamClosed, markStreamsSeen, type AuthenticatedDevice } from '@smsgw/db';
+import { StreamSeenBatch } from './stream-seen-batch.ts';
 
 /**
  * A device's event stream, for both protocols: server-sent events that carry the device's
@@ -21,6 +22,8 @@ export interface StreamOptions {
   wakeup: string;
   /** The frame telling the device to cancel a message it holds; absent: the device is not told. */
   cancelled?: (messageId: string) => string;
+  /** The frame telling the device its settings changed; absent: the device is not told. */
+  settingsUpdated?: string;
   /** Wake-ups closer together than this are coalesced into one, sent when the interval has passed. */
   minWakeupIntervalMs: number;
   keepaliveMs: number;
@@ -51,8 +54,12 @@ export function openEventStream(reply: FastifyReply): FastifyReply['raw'] {
 export class EventStreams {
   private readonly open = new Set<() => void>();
   private readonly perDevice = new Map<string, number>();
+  private readonly keepalives: StreamSeenBatch;
 
-  constructor(private readonly app: FastifyInstance) {}
+  constructor(private readonly app: FastifyInstance) {
+    // A refresh is late by at most a quarter of the keepalive (a second at most), well inside keepalive plus grace.
+    this.keepalives = new StreamSeenBatch(app, Math.min(1000, (app.config.DEVICE_HEARTBEAT_SECONDS * 1000) / 4));
+  }
 
   /** Whether the device may open another stream here. */
   hasRoom(deviceId: string): boolean {
@@ -71,11 +78,13 @@ export class EventStreams {
       app.log.warn({ deviceId: device.id, reason }, 'device event stream dead, ending it');
       socket.destroy();
     };
+    const check = (reportedAt: Date | null) => {
+      if (isStreamSilent({ openedAt, reportedAt }, new Date(), silenceLimitMs)) dead('the device stopped reporting');
+    };
+    // At once when it opens (the device is available from then on), with the other streams' keepalives later.
     const seen = () =>
-      markStreamSeen(app.sql, device.id, new Date()).then(
-        ({ reportedAt }) => {
-          if (isStreamSilent({ openedAt, reportedAt }, new Date(), silenceLimitMs)) dead('the device stopped reporting');
-        },
+      markStreamsSeen(app.sql, [device.id], new Date()).then(
+        (reported) => check(reported.get(device.id) ?? null),
         (error: unknown) => app.incidents.report('marking a device stream seen failed', error),
       );
     const res = openEventStream(reply);
@@ -97,16 +106,17 @@ export class EventStreams {
       res.write(options.wakeup);
     };
     wakeup();
-    const stopListening = app.wakeups.listen(device.id, (cancelled) => {
-      if (cancelled === undefined) wakeup();
-      else if (options.cancelled) res.write(options.cancelled(cancelled));
+    const stopListening = app.wakeups.listen(device.id, (notice) => {
+      if (notice.type === 'wakeup') wakeup();
+      else if (notice.type === 'cancel' && options.cancelled) res.write(options.cancelled(notice.messageId));
+      else if (notice.type === 'settings' && options.settingsUpdated) res.write(options.settingsUpdated);
     });
     let drained = true;
     const keepalive = setInterval(() => {
       if (!drained) return dead('a keepalive was not written out within a keepalive interval');
       drained = false;
       res.write(options.keepalive, () => (drained = true));
-      void seen();
+      this.keepalives.mark(device.id, check);
     }, options.keepaliveMs);
     this.perDevice.set(device.id, (this.perDevice.get(device.id) ?? 0) + 1);
 
@@ -130,5 +140,6 @@ export class EventStreams {
   /** Ends every stream (the API is shutting down). */
   closeAll(): void {
     for (const close of [...this.open]) close();
+    this.keepalives.close();
   }
 }

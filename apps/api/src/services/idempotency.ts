@@ -34,13 +34,17 @@ export async function withIdempotencyKey<T>(
   if (!key || !KEY_PATTERN.test(key)) {
     throw new AppError('invalid_request', `Invalid header 'Idempotency-Key': 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`);
   }
-  const { db } = request.server;
+  const { sql } = request.server;
   const requestHash = new Uint8Array(
-    createHash('sha256').update(request.routeOptions.url ?? '').update('\n').update(JSON.stringify(request.body)).digest(),
+    createHash('sha256')
+      .update(request.routeOptions.url ?? '')
+      .update('\n')
+      .update(JSON.stringify(request.body))
+      .digest(),
   );
   const options = { userId: request.auth.user.id, key, requestHash, retentionMs: IDEMPOTENCY_KEY_RETENTION_MS };
   const earlier = async () => {
-    const found = await lookupIdempotencyKey(db, { ...options, now: new Date() });
+    const found = await lookupIdempotencyKey(sql, { ...options, now: new Date() });
     if (found.outcome === 'mismatch') throw new AppError('idempotency_key_reused');
     if (found.outcome === 'new') return undefined;
     reply.header('idempotency-replayed', 'true').status(found.code);

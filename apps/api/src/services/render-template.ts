@@ -1,16 +1,23 @@
-import { AppError, MAX_BODY_CODE_POINTS, codePointLength, firstMissingVariable, isUuid, renderTemplate, segmentInfo, templateVariables, type Encoding } from '@smsgw/core';
-import { assertSendableText, contactNamesByPhone, findTemplateById, type Db, type MessageTexts, type TemplateRow } from '@smsgw/db';
+import {
+  AppError,
+  MAX_BODY_CODE_POINTS,
+  codePointLength,
+  firstMissingVariable,
+  isUuid,
+  renderTemplate,
+  segmentInfo,
+  templateVariables,
+  type Encoding,
+} from '@smsgw/core';
+import { assertSendableText, contactNamesByPhone, findTemplateById, type MessageTexts, type SqlPool, type TemplateRow } from '@smsgw/db';
 
 /**
  * The checks of a send-template request that do not depend on the recipients: the template
  * exists, is the caller's, and every custom variable it uses is given (spec section 7's three
  * message-only errors).
  */
-export async function loadTemplateForSend(
-  db: Db,
-  o: { userId: string; templateId: string; variables: Record<string, string> },
-): Promise<TemplateRow> {
-  const template = isUuid(o.templateId) ? await findTemplateById(db, o.templateId) : null;
+export async function loadTemplateForSend(sql: SqlPool, o: { userId: string; templateId: string; variables: Record<string, string> }): Promise<TemplateRow> {
+  const template = isUuid(o.templateId) ? await findTemplateById(sql, o.templateId) : null;
   if (!template) throw new AppError('template_not_found');
   if (template.userId !== o.userId) throw new AppError('template_not_owned');
   const missing = firstMissingVariable(template.body, o.variables);
@@ -23,12 +30,12 @@ export async function loadTemplateForSend(
  * with that number (one query for all recipients), else `variables.name`, else empty.
  */
 export async function renderForRecipients(
-  db: Db,
+  sql: SqlPool,
   o: { userId: string; template: TemplateRow; variables: Record<string, string>; recipients: string[] },
 ): Promise<MessageTexts> {
   const { template, variables, recipients } = o;
   const usesName = templateVariables(template.body).reserved.includes('name');
-  const names = usesName ? await contactNamesByPhone(db, { userId: o.userId, phones: recipients }) : new Map<string, string>();
+  const names = usesName ? await contactNamesByPhone(sql, { userId: o.userId, phones: recipients }) : new Map<string, string>();
   const fallbackName = Object.hasOwn(variables, 'name') ? (variables.name as string) : '';
   const bodies: string[] = [];
   const segments: number[] = [];

@@ -40,7 +40,14 @@ export function publishedClient(baseUrl: string, login: string, password: string
 }
 
 export interface ListOptions {
-  from?: Date; to?: Date; state?: string; deviceId?: string; limit?: number; offset?: number; includeContent?: boolean; sort?: 'created_at' | '-created_at';
+  from?: Date;
+  to?: Date;
+  state?: string;
+  deviceId?: string;
+  limit?: number;
+  offset?: number;
+  includeContent?: boolean;
+  sort?: 'created_at' | '-created_at';
 }
 
 /** The newer client's calls, as it sends them; login '' means `Bearer <password>`. */
@@ -51,7 +58,8 @@ export function newerClient(baseUrl: string, login: string, password: string) {
     Authorization: login === '' ? `Bearer ${password}` : `Basic ${btoa(`${login}:${password}`)}`,
   };
   return {
-    send: (request: object) => fetchHttpClient.post<MessageState & Record<string, unknown>>(`${base}/message`, request, { 'Content-Type': 'application/json', ...headers }),
+    send: (request: object) =>
+      fetchHttpClient.post<MessageState & Record<string, unknown>>(`${base}/message`, request, { 'Content-Type': 'application/json', ...headers }),
     getState: (id: string) => fetchHttpClient.get<MessageState & Record<string, unknown>>(`${base}/message/${id}`, headers),
     cancelMessage: (id: string) => fetchHttpClient.delete<MessageState & Record<string, unknown>>(`${base}/message/${id}`, headers),
     /** `listMessages` as the newer client builds its URL; the raw response, for `X-Total-Count`. */
@@ -67,12 +75,34 @@ export function newerClient(baseUrl: string, login: string, password: string) {
       if (options.sort) url.searchParams.append('sort', options.sort);
       return fetch(url.toString(), { method: 'GET', headers });
     },
+    /** `listInboxMessages` as the newer client builds its URL; the raw response, for `X-Total-Count`. */
+    listInboxMessages: (options: InboxOptions = {}) => {
+      const url = new URL(`${base}/inbox`);
+      if (options.type) url.searchParams.append('type', options.type);
+      if (options.from) url.searchParams.append('from', options.from.toISOString());
+      if (options.to) url.searchParams.append('to', options.to.toISOString());
+      if (options.deviceId) url.searchParams.append('deviceId', options.deviceId);
+      if (options.includeAttachments !== undefined) url.searchParams.append('includeAttachments', options.includeAttachments.toString());
+      if (options.limit !== undefined) url.searchParams.append('limit', options.limit.toString());
+      if (options.offset !== undefined) url.searchParams.append('offset', options.offset.toString());
+      return fetch(url.toString(), { method: 'GET', headers });
+    },
     /** `generateToken`: POST `/auth/token` with `{scopes, ttl?}`. */
     generateToken: (request: { scopes: string[]; ttl?: number }) =>
       fetchHttpClient.post<TokenResponse>(`${base}/auth/token`, request, { 'Content-Type': 'application/json', ...headers }),
     /** `revokeToken`: DELETE `/auth/token/{jti}`. */
     revokeToken: (jti: string) => fetchHttpClient.delete<void>(`${base}/auth/token/${jti}`, headers),
   };
+}
+
+export interface InboxOptions {
+  type?: string;
+  from?: Date;
+  to?: Date;
+  deviceId?: string;
+  includeAttachments?: boolean;
+  limit?: number;
+  offset?: number;
 }
 
 export interface TokenResponse {
@@ -90,3 +120,5 @@ export interface TokenResponse {
 export function refreshToken(baseUrl: string, token: string): Promise<TokenResponse> {
   return fetchHttpClient.post<TokenResponse>(`${baseUrl}/3rdparty/v1/auth/token/refresh`, undefined, { Authorization: `Bearer ${token}` });
 }
+
+export { decryptAsApp, encryptValue } from './sms-gate-encryption.ts';

@@ -3,12 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { ApiConfigSchema, loadConfig, type ApiConfig } from '@smsgw/config';
 import { createApiKey, createDevice, createUser, type Db, type Sql, type UserRow } from '@smsgw/db';
+import { createDb } from '@smsgw/db/prisma';
 import { createTestDatabase } from '@smsgw/db/testing';
 import { deletePrefix, type DispatchQueue } from '@smsgw/queue';
 import { buildApp, type BuildAppOptions } from '../app.ts';
 
 export interface TestApi {
   app: FastifyInstance;
+  /** Prisma on the test's database, for the tests' own reads and writes (the API itself runs on `sql`). */
   db: Db;
   sql: Sql;
   queue: DispatchQueue;
@@ -21,10 +23,7 @@ export interface TestApi {
  * The API on a database of its own (cloned from the migrated template) and a random queue prefix,
  * for `app.inject()`. `close()` obliterates the queue and drops the database.
  */
-export async function startTestApi(
-  env: Record<string, string> = {},
-  options: Pick<BuildAppOptions, 'webhookResolver' | 'logger'> = {},
-): Promise<TestApi> {
+export async function startTestApi(env: Record<string, string> = {}, options: Pick<BuildAppOptions, 'webhookResolver' | 'logger'> = {}): Promise<TestApi> {
   const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
   const config = loadConfig(ApiConfigSchema, {
     DATABASE_URL: database.url,
@@ -34,12 +33,16 @@ export async function startTestApi(
     LOG_LEVEL: 'silent',
     // Every injected request comes from one address: the tests that prove the throttle set their own limit.
     AUTH_FAILURES_PER_MINUTE: '100000',
+    // A send leaves its messages pending, for the dispatcher (as a send that cannot assign does): the
+    // tests that prove the assignment in the send set their own.
+    SEND_ASSIGN_MIN_RECIPIENTS: '0',
     ...env,
   });
   const app = await buildApp({ config, logger: false, ...options });
+  const db = createDb({ url: database.url, poolSize: 2 });
   return {
     app,
-    db: app.db,
+    db,
     sql: app.sql,
     queue: app.dispatchQueue,
     config,
@@ -47,6 +50,7 @@ export async function startTestApi(
     async close() {
       await deletePrefix(app.redis, config.QUEUE_PREFIX);
       await app.close();
+      await db.$disconnect();
       await database.drop();
     },
   };
@@ -70,10 +74,7 @@ export interface TestUser {
  * A user with an API key and, unless `devices: 0`, one available device (registered, and seen as
  * if it had just made a request: registration alone never makes a device available). Names are random.
  */
-export async function createTestUser(
-  db: Db,
-  options: { monthlyQuota?: number | null; devices?: number } = {},
-): Promise<TestUser> {
+export async function createTestUser(db: Db, options: { monthlyQuota?: number | null; devices?: number } = {}): Promise<TestUser> {
   const user = await createUser(db, { name: `user-${randomBytes(4).toString('hex')}`, monthlyQuota: options.monthlyQuota ?? null });
   const { key } = await createApiKey(db, { userId: user.id, name: 'test' });
   const devices: TestDevice[] = [];

@@ -13,3 +13,9 @@ export function twilioClient(baseUrl: string, username: string, password: string
   }
   return twilio(username, password, { accountSid, httpClient: new SmsgwRequestClient() });
 }
+
+/** The library's own check of an `X-Twilio-Signature`, as an application receiving smsgw's callbacks runs it. */
+export const validateRequest: typeof twilio.validateRequest = (...args) => twilio.validateRequest(...args);
+
+/** The published library itself, for tests outside this package (its `validateRequest` and `twiml`). */
+export { twilio };

@@ -1,6 +1,6 @@
 import { publicUrl } from '@smsgw/config';
-import { BUDGET_FIELDS, MAX_BUDGET, MAX_RATE_LIMIT, pairingSteps, type Budgets } from '@smsgw/core';
-import { createDevice, createPairing, deleteDevice, listDevices, updateDevice } from '@smsgw/db';
+import { BUDGET_FIELDS, MAX_BUDGET, MAX_RATE_LIMIT, pairingSteps, type Budgets, type ListPosition } from '@smsgw/core';
+import { createDevice, createPairing, deleteDevice, pageDevices, updateDevice } from '@smsgw/db';
 import type { Command } from '../command.ts';
 import type { CliContext } from '../context.ts';
 import { notFound, usageError } from '../errors.ts';
@@ -22,7 +22,10 @@ const pair: Command = {
     const { code, token, expiresAt } = await createPairing(db, { userId: user.id, name: flags.name, ttlSeconds: config.PAIRING_TTL_SECONDS });
     const mobileUrl = `${publicUrl(config)}/mobile/v1`;
     return {
-      code, token, expires_at: expiresAt.toISOString(), mobile_url: mobileUrl,
+      code,
+      token,
+      expires_at: expiresAt.toISOString(),
+      mobile_url: mobileUrl,
       steps: pairingSteps({ code, token, expiresAt, mobileUrl }),
     };
   },
@@ -44,7 +47,15 @@ export const deviceCommands: Record<string, Command> = {
     usage: 'device list --user USER',
     run: async ({ db, sql, config }, flags) => {
       const user = await existingUser(db, flags);
-      return { data: await deviceRecords(sql, await listDevices(db, user.id), config) };
+      // Page after page, so that each statement (the devices, their budgets' usage) stays a page's size.
+      const data = [];
+      let after: ListPosition | undefined;
+      do {
+        const page = await pageDevices(db, { userId: user.id, limit: 500, after });
+        data.push(...(await deviceRecords(sql, page.rows, config)));
+        after = page.next ?? undefined;
+      } while (after);
+      return { data };
     },
   },
   'device show': {
@@ -71,7 +82,11 @@ export const deviceCommands: Record<string, Command> = {
         if (value === undefined) return undefined;
         return value === 'none' ? null : wholeNumber(value, name, 1, max);
       };
-      const rates = { rateLimitPerMinute: limit('per-minute', MAX_RATE_LIMIT), rateLimitPerHour: limit('per-hour', MAX_RATE_LIMIT), rateLimitPerDay: limit('per-day', MAX_RATE_LIMIT) };
+      const rates = {
+        rateLimitPerMinute: limit('per-minute', MAX_RATE_LIMIT),
+        rateLimitPerHour: limit('per-hour', MAX_RATE_LIMIT),
+        rateLimitPerDay: limit('per-day', MAX_RATE_LIMIT),
+      };
       const budgets = Object.fromEntries(BUDGET_FIELDS.map(([field, key]) => [key, limit(field.replaceAll('_', '-'), MAX_BUDGET)])) as Partial<Budgets>;
       const sim = flags.sim === undefined ? undefined : wholeNumber(flags.sim, 'sim', 1, 3);
       const budgetGiven = Object.values(budgets).some((v) => v !== undefined);

@@ -1,6 +1,16 @@
 import {
-  AppError, MAX_BODY_CODE_POINTS, STATUS_FILTER_VALUES, codePointLength, decodeCursor, encodeCursor, isE164, isUuid, segmentInfo, statesMatching,
-  statusOf, toMessageRecord,
+  AppError,
+  MAX_BODY_CODE_POINTS,
+  STATUS_FILTER_VALUES,
+  codePointLength,
+  decodeCursor,
+  encodeCursor,
+  isE164,
+  isUuid,
+  segmentInfo,
+  statesMatching,
+  statusOf,
+  toMessageRecord,
 } from '@smsgw/core';
 import { assertSendableText, findMessage, listMessageEvents, listMessages, sendMessages } from '@smsgw/db';
 import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents } from '@smsgw/queue';
@@ -24,7 +34,9 @@ export const messageCommands: Record<string, Command> = {
     run: async (context, flags) => {
       const { db, sql, config } = context;
       const user = await enabledUser(db, flags);
-      const recipients = required(flags, 'to').split(',').map((to) => to.trim());
+      const recipients = required(flags, 'to')
+        .split(',')
+        .map((to) => to.trim());
       const text = required(flags, 'text');
       if (codePointLength(text) > MAX_BODY_CODE_POINTS) {
         throw new AppError('invalid_request', `--text must be at most ${MAX_BODY_CODE_POINTS} characters`);
@@ -34,13 +46,20 @@ export const messageCommands: Record<string, Command> = {
       const { encoding, segments } = segmentInfo(text);
       return sendMessages(
         {
-          db, sql, config, incidents: { report: (warning, error, details) => context.warn(warning, error, details) },
+          sql,
+          config,
+          incidents: { report: (warning, error, details) => context.warn(warning, error, details) },
           enqueueDispatch: (ids, at) => enqueueDispatch(queues.dispatch, ids, at),
           enqueueWebhookDeliveries: (deliveries) => enqueueWebhookDeliveries(queues.webhooks, deliveries),
           publishUserEvents: (events) => publishUserEvents(queues.redis, config.QUEUE_PREFIX, events),
         },
         {
-          user, recipients, groupIds: [], deviceId: flags.device, compose: () => ({ kind: 'same', body: text, segments, encoding }), idempotency: undefined,
+          user,
+          recipients,
+          groupIds: [],
+          deviceId: flags.device,
+          compose: () => ({ kind: 'same', body: text, segments, encoding }),
+          idempotency: undefined,
           timing: { send_at: flags['send-at'], valid_until: flags['valid-until'], ttl_seconds: optional(flags.ttl, (v) => wholeNumber(v, 'ttl', 1)) },
           simNumber: optional(flags.sim, (v) => wholeNumber(v, 'sim', 1, 3)),
         },
@@ -50,13 +69,13 @@ export const messageCommands: Record<string, Command> = {
   'message list': {
     usage: 'message list --user USER [--status STATUS] [--to +E164] [--batch BATCH_ID] [--device DEVICE_ID] [--limit N] [--offset N | --cursor NEXT_CURSOR]',
     // GET /api/v1/sms: the same filters, paging and page.
-    run: async ({ db }, flags) => {
+    run: async ({ db, listingSql }, flags) => {
       const user = await existingUser(db, flags);
       const status = filter(flags, 'status', (value) => STATUS_FILTER_VALUES.includes(value), `one of ${STATUS_FILTER_VALUES.join(', ')}`);
       const page = paging(flags);
       const cursor = filter(flags, 'cursor', (value) => decodeCursor(value) !== null, 'the next_cursor of a page of this list');
       if (cursor !== undefined && page.offset > 0) throw usageError('give --cursor or --offset, not both');
-      const result = await listMessages(db, {
+      const result = await listMessages(listingSql, {
         userId: user.id,
         states: status === undefined ? undefined : statesMatching(status),
         to: filter(flags, 'to', isE164, 'a number in E.164 format (+15551234567)'),
@@ -66,8 +85,12 @@ export const messageCommands: Record<string, Command> = {
         ...page,
       });
       return {
-        data: result.rows.map(toMessageRecord), total: result.total, total_exact: result.totalExact, has_more: result.nextCursor !== null,
-        next_cursor: result.nextCursor && encodeCursor(result.nextCursor), ...page,
+        data: result.rows.map(toMessageRecord),
+        total: result.total,
+        total_exact: result.totalExact,
+        has_more: result.nextCursor !== null,
+        next_cursor: result.nextCursor && encodeCursor(result.nextCursor),
+        ...page,
       };
     },
   },

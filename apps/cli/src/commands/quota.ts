@@ -13,8 +13,13 @@ export const quotaCommands: Record<string, Command> = {
       const limit = user.monthlyQuota ?? config.MONTHLY_QUOTA_DEFAULT;
       const used = await quotaUsed(db, { userId: user.id, period: period.start });
       return {
-        user_id: user.id, period: period.label, limit, limit_is_default: user.monthlyQuota === null, used,
-        remaining: Math.max(0, limit - used), resets_at: period.resetsAt.toISOString(),
+        user_id: user.id,
+        period: period.label,
+        limit,
+        limit_is_default: user.monthlyQuota === null,
+        used,
+        remaining: Math.max(0, limit - used),
+        resets_at: period.resetsAt.toISOString(),
       };
     },
   },

@@ -2,7 +2,12 @@ import { rotateTwilioAuthToken, twilioAccount, type TwilioAccount } from '@smsgw
 import type { Command } from '../command.ts';
 import { existingUser } from '../flags.ts';
 
-const view = (userId: string, a: TwilioAccount) => ({ user_id: userId, account_sid: a.accountSid, messaging_service_sid: a.messagingServiceSid, auth_token: a.authToken });
+const view = (userId: string, a: TwilioAccount) => ({
+  user_id: userId,
+  account_sid: a.accountSid,
+  messaging_service_sid: a.messagingServiceSid,
+  auth_token: a.authToken,
+});
 
 /** The user's credentials for Twilio's Messages API (docs/compatibility.md), as `GET /api/v1/twilio` shows them. */
 export const twilioCommands: Record<string, Command> = {

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { startTestApi, type TestApi } from '@smsgw/api/testing';
-import { createDb, createSql, type Db, type Sql } from '@smsgw/db';
+import { createSql, type Db, type Sql } from '@smsgw/db';
+import { createDb } from '@smsgw/db/prisma';
 import { createTestDatabase, type TestDatabase } from '@smsgw/db/testing';
 import { runSmsgw } from '../run.ts';
 

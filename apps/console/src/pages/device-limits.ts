@@ -38,21 +38,39 @@ export function DeviceLimits(props: { device: { id: string; name: string } & Lim
   );
   const save = useAction();
   const problem = save.problem instanceof ApiProblem ? save.problem : null;
-  const field = problem ? fieldOf(problem, {}, FIELDS.map((w) => w.field)) : undefined;
+  const field = problem
+    ? fieldOf(
+        problem,
+        {},
+        FIELDS.map((w) => w.field),
+      )
+    : undefined;
   const submit = async (e: Event) => {
     e.preventDefault();
     const body = Object.fromEntries(FIELDS.map((w) => [w.field, form[w.field].trim() === '' ? null : Number(form[w.field])])) as Limits;
     if (await save.run(async () => ok(await api.PATCH('/api/v1/devices/{id}', { params: { path: { id: device.id } }, body })))) props.onSaved();
   };
-  return h('form', { class: 'panel form inline', onSubmit: submit, 'aria-label': `Rate limits of ${device.name}` },
+  return h(
+    'form',
+    { class: 'panel form inline', onSubmit: submit, 'aria-label': `Rate limits of ${device.name}` },
     h('h2', null, `Rate limits and carrier budgets of ${device.name}`),
-    h('p', { class: 'hint' }, 'At most this many messages are handed to the device in any window, and at most this many message parts (segments) and different recipients (rolling hour, UTC day and month); round-robin gives the rest to your other devices, messages sent to this device wait. Empty: no limit.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'At most this many messages are handed to the device in any window, and at most this many message parts (segments) and different recipients (rolling hour, UTC day and month); round-robin gives the rest to your other devices, messages sent to this device wait. Empty: no limit.',
+    ),
     ...FIELDS.map((w) =>
       h(Field, {
-        label: w.label, name: w.field, type: 'number', min: 1, inputMode: 'numeric', value: form[w.field],
+        label: w.label,
+        name: w.field,
+        type: 'number',
+        min: 1,
+        inputMode: 'numeric',
+        value: form[w.field],
         error: field === w.field ? problem!.message : undefined,
         onInput: (e: Event) => setForm({ ...form, [w.field]: (e.target as HTMLInputElement).value }),
-      })),
+      }),
+    ),
     h(Button, { type: 'submit', kind: 'primary', disabled: save.busy }, 'Save limits'),
     h(Button, { onClick: props.onClose }, 'Close'),
     save.problem && !field && h(Notice, { kind: 'error' }, message(save.problem)),

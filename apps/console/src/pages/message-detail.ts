@@ -15,21 +15,33 @@ export function MessageDetail(props: { id: string; status: string | undefined; o
     return { message, history: history.data };
   }, [props.id, props.status]);
   const m = detail.data?.message;
-  return h('section', { class: 'detail', 'aria-labelledby': 'detail-title' },
+  return h(
+    'section',
+    { class: 'detail', 'aria-labelledby': 'detail-title' },
     h('h2', { id: 'detail-title' }, 'Message details'),
     detail.error && h(Notice, { kind: 'error' }, detail.error),
-    m && h('dl', { class: 'facts' },
-      ...[
-        ['Id', m.id], ['To', m.to], ['Status', h(Status, { status: m.status })], ['Segments', `${m.segments} (${m.encoding})`],
-        ['Batch', m.batch_id ?? '–'], ['Device', m.device_id ?? '–'], ['Error', m.error ?? '–'], ['Text', m.message],
-      ].flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
-    ),
-    detail.data && h(Table, {
-      caption: 'History of states',
-      head: ['When', 'State', 'Detail'],
-      empty: 'No history.',
-      rows: detail.data.history.map((e) => [when(e.at), h(Status, { status: e.state }), e.detail ?? '']),
-    }),
+    m &&
+      h(
+        'dl',
+        { class: 'facts' },
+        ...[
+          ['Id', m.id],
+          ['To', m.to],
+          ['Status', h(Status, { status: m.status })],
+          ['Segments', `${m.segments} (${m.encoding})`],
+          ['Batch', m.batch_id ?? '–'],
+          ['Device', m.device_id ?? '–'],
+          ['Error', m.error ?? '–'],
+          ['Text', m.message],
+        ].flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
+      ),
+    detail.data &&
+      h(Table, {
+        caption: 'History of states',
+        head: ['When', 'State', 'Detail'],
+        empty: 'No history.',
+        rows: detail.data.history.map((e) => [when(e.at), h(Status, { status: e.state }), e.detail ?? '']),
+      }),
     h(Button, { onClick: props.onClose }, 'Close details'),
   );
 }

@@ -31,13 +31,21 @@ export function SentMessages(props: { ids: string[]; batchId?: string | undefine
         // Events may arrive out of order: an older update never replaces a newer one.
         if (row && row.updated_at > (event.data.updated_at as string)) return current;
         const next = new Map(current);
-        next.set(id, { ...(row ?? { to: '…' }), id, status: event.data.status as string, error: event.data.error as string | null, updated_at: event.data.updated_at as string });
+        next.set(id, {
+          ...(row ?? { to: '…' }),
+          id,
+          status: event.data.status as string,
+          error: event.data.error as string | null,
+          updated_at: event.data.updated_at as string,
+        });
         return next;
       });
     },
   });
   const list = props.ids.map((id) => rows.get(id)).filter((r): r is Row => r !== undefined);
-  return h('section', { class: 'sent', 'aria-labelledby': 'sent-title' },
+  return h(
+    'section',
+    { class: 'sent', 'aria-labelledby': 'sent-title' },
     h('h2', { id: 'sent-title' }, `Sent: ${props.ids.length} message${props.ids.length === 1 ? '' : 's'}`),
     h(Table, {
       caption: 'Messages just sent',

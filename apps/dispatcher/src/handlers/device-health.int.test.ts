@@ -15,7 +15,10 @@ beforeAll(async () => {
   api = await startTestApi();
   queue = createWebhooksQueue(api.app.redis, api.config.QUEUE_PREFIX);
   config = loadConfig(DispatcherConfigSchema, {
-    DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, DEVICE_OFFLINE_AFTER_SECONDS: '120',
+    DATABASE_URL: api.config.DATABASE_URL,
+    REDIS_URL: api.config.REDIS_URL,
+    QUEUE_PREFIX: api.config.QUEUE_PREFIX,
+    DEVICE_OFFLINE_AFTER_SECONDS: '120',
   });
 });
 afterAll(async () => {
@@ -35,7 +38,9 @@ async function fixture(events = ['device.offline', 'device.online', 'device.degr
   await api.db.webhook.create({ data: { id: newId(), userId: user.userId, url: 'https://hooks.example.com/smsgw', events, secret: generateWebhookSecret() } });
   const deliveries = async () =>
     (await api.db.webhookDelivery.findMany({ where: { userId: user.userId }, orderBy: { occurredAt: 'asc' } })).map((d) => ({
-      type: d.type, occurredAt: d.occurredAt, data: d.data as { id: string; health: { status: string; reasons: string[] } },
+      type: d.type,
+      occurredAt: d.occurredAt,
+      data: d.data as { id: string; health: { status: string; reasons: string[] } },
     }));
   const seen = (when: Date) => api.db.device.update({ where: { id: deviceId }, data: { lastSeenAt: when } });
   const status = async () => (await api.db.device.findUniqueOrThrow({ where: { id: deviceId } })).healthStatus;
@@ -52,14 +57,21 @@ describe('announceDeviceHealth', () => {
     expect(await f.deliveries()).toEqual([]);
     await announceDeviceHealth(deps(), at(120));
     expect(await f.deliveries()).toEqual([
-      { type: 'device.offline', occurredAt: at(120), data: expect.objectContaining({ id: f.deviceId, health: expect.objectContaining({ status: 'offline', reasons: ['not_connected'] }) }) },
+      {
+        type: 'device.offline',
+        occurredAt: at(120),
+        data: expect.objectContaining({ id: f.deviceId, health: expect.objectContaining({ status: 'offline', reasons: ['not_connected'] }) }),
+      },
     ]);
     await announceDeviceHealth(deps(), at(500));
     expect(await f.deliveries()).toHaveLength(1);
 
     await f.seen(at(600));
     await announceDeviceHealth(deps(), at(601));
-    expect((await f.deliveries()).map((d) => [d.type, d.data.health.status])).toEqual([['device.offline', 'offline'], ['device.online', 'online']]);
+    expect((await f.deliveries()).map((d) => [d.type, d.data.health.status])).toEqual([
+      ['device.offline', 'offline'],
+      ['device.online', 'online'],
+    ]);
     expect(await f.status()).toBe('online');
   });
 
@@ -69,14 +81,26 @@ describe('announceDeviceHealth', () => {
     await announceDeviceHealth(deps(), at(1));
     expect(await f.status()).toBe('online');
     await api.db.message.create({
-      data: { id: newId(), userId: f.userId, deviceId: f.deviceId, to: '+15550001111', body: 'x', segments: 2, encoding: 'GSM_7', state: 'assigned', assignedAt: at(5) },
+      data: {
+        id: newId(),
+        userId: f.userId,
+        deviceId: f.deviceId,
+        to: '+15550001111',
+        body: 'x',
+        segments: 2,
+        encoding: 'GSM_7',
+        state: 'assigned',
+        assignedAt: at(5),
+      },
     });
     await f.seen(at(300));
     await announceDeviceHealth(deps(), at(310));
     const [event] = await f.deliveries();
     expect(event).toMatchObject({ type: 'device.degraded', data: { health: { status: 'degraded', reasons: ['budget_exhausted'] } } });
     expect((event!.data as unknown as { usage: { segments_per_day: unknown } }).usage.segments_per_day).toEqual({
-      limit: 2, used: 2, resets_at: '2026-03-02T00:00:00.000Z',
+      limit: 2,
+      used: 2,
+      resets_at: '2026-03-02T00:00:00.000Z',
     });
   });
 
@@ -140,7 +164,10 @@ describe('announceDeviceHealth', () => {
     await quarantineDevices(api.sql, { devices: [{ id: f.deviceId, quarantines: 1, until: at(220) }], now: at(100) });
     expect(await judge(101)).toHaveLength(1);
     expect(await judge(305)).toHaveLength(1);
-    expect(await judge(310)).toEqual([['device.degraded', ['quarantined']], ['device.online', []]]);
+    expect(await judge(310)).toEqual([
+      ['device.degraded', ['quarantined']],
+      ['device.online', []],
+    ]);
   });
 
   it('announces Android’s sending limit on a device degraded already, once when two dispatchers judge it at the same time', async () => {

@@ -1,9 +1,18 @@
 import type { DispatcherConfig } from '@smsgw/config';
-import { announcedHealth, availabilityWindows, hasBudget, healthContext, readSimBudgets, toDeviceRecord, type DeviceEventType, type HealthStatus } from '@smsgw/core';
-import { announceHealth, budgetCounts, healthCandidates, type HealthChange, type Sql } from '@smsgw/db/sql';
+import {
+  announcedHealth,
+  availabilityWindows,
+  hasBudget,
+  healthContext,
+  readSimBudgets,
+  toDeviceRecord,
+  type DeviceEventType,
+  type HealthStatus,
+} from '@smsgw/core';
+import { announceHealth, announceTransitions, budgetCounts, healthCandidates, type HealthChange, type Sql } from '@smsgw/db/sql';
 import type { WebhooksQueue } from '@smsgw/queue';
 import type { Logger } from 'pino';
-import { enqueueDeliveries } from './enqueue-deliveries.ts';
+import { announceDeps } from './announce-deps.ts';
 import { MAX_PAGES, PAGE } from './retention.ts';
 
 /** Between online and degraded, at most one announcement per device in this time (hysteresis). */
@@ -41,7 +50,7 @@ export async function announceDeviceHealth(
       changes.push({ deviceId: device.id, from: previous, to: next.status, reasons: next.reasons, event: next.event ? EVENTS[next.status] : null, record });
     }
     const result = await announceHealth(deps.sql, changes, now);
-    await enqueueDeliveries(deps.webhooksQueue, deps.log, result.deliveries);
+    await announceTransitions(announceDeps(deps), { deliveries: result.deliveries });
     moved += result.moved.length;
     if (devices.length < PAGE) break;
     after = devices.at(-1)!.id;

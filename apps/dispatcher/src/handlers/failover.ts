@@ -20,13 +20,20 @@ export async function applyRetryableFailures(
 ): Promise<FailedOver & { quarantined: string[] }> {
   const failures: RetryableFailure[] = payloads.flatMap((payload) =>
     payload.reports.filter(isRetryableFailure).map((r) => ({
-      id: r.id, deviceId: payload.deviceId, at: new Date(r.at ?? payload.receivedAt), error: r.error ?? null, limitExceeded: isLimitExceeded(r.error),
+      id: r.id,
+      deviceId: payload.deviceId,
+      at: new Date(r.at ?? payload.receivedAt),
+      error: r.error ?? null,
+      limitExceeded: isLimitExceeded(r.error),
     })),
   );
   const now = new Date();
   const { config, sql } = deps;
   const result = await failOver(sql, {
-    failures, now, maxAttempts: config.MAX_SEND_ATTEMPTS, limitPausedUntil: new Date(now.getTime() + config.LIMIT_EXCEEDED_PAUSE_SECONDS * 1000),
+    failures,
+    now,
+    maxAttempts: config.MAX_SEND_ATTEMPTS,
+    limitPausedUntil: new Date(now.getTime() + config.LIMIT_EXCEEDED_PAUSE_SECONDS * 1000),
   });
   const due = quarantinesDue(result.devices, { threshold: config.QUARANTINE_AFTER_FAILURES, now });
   return { ...result, quarantined: await quarantineDevices(sql, { devices: due, now }) };

@@ -18,7 +18,12 @@ const DAY = 86_400_000;
 type State = 'pending' | 'assigned' | 'sending' | 'sent' | 'delivered' | 'failed';
 
 function config(env: Record<string, string>): DispatcherConfig {
-  return loadConfig(DispatcherConfigSchema, { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, ...env });
+  return loadConfig(DispatcherConfigSchema, {
+    DATABASE_URL: api.config.DATABASE_URL,
+    REDIS_URL: api.config.REDIS_URL,
+    QUEUE_PREFIX: api.config.QUEUE_PREFIX,
+    ...env,
+  });
 }
 
 /** A batch of messages of `userId`, each in `state`, last changed `ageDays` ago, with one history row each. */
@@ -30,7 +35,18 @@ async function batch(userId: string, messages: { state: State; ageDays: number }
     const id = newId();
     const at = new Date(Date.now() - ageDays * DAY);
     await api.db.message.create({
-      data: { id, userId, batchId, to: uniquePhone(), body: 'kept or not', segments: 1, encoding: 'GSM_7', state, createdAt: new Date(Date.now() - 40 * DAY), updatedAt: at },
+      data: {
+        id,
+        userId,
+        batchId,
+        to: uniquePhone(),
+        body: 'kept or not',
+        segments: 1,
+        encoding: 'GSM_7',
+        state,
+        createdAt: new Date(Date.now() - 40 * DAY),
+        updatedAt: at,
+      },
     });
     await api.db.messageEvent.create({ data: { messageId: id, state, at } });
     ids.push(id);
@@ -57,16 +73,30 @@ describe('retention', () => {
     const result = await applyRetention(api.sql, config({}), new Date());
 
     expect(result.scopedTokensPurged).toBeGreaterThanOrEqual(1);
-    expect((await api.db.scopedToken.findMany({ where: { userId }, orderBy: { id: 'asc' }, select: { id: true } })).map((t) => t.id)).toEqual([live.id, revoked.id].sort());
+    expect((await api.db.scopedToken.findMany({ where: { userId }, orderBy: { id: 'asc' }, select: { id: true } })).map((t) => t.id)).toEqual(
+      [live.id, revoked.id].sort(),
+    );
   });
 
   it('deletes only final messages older than MESSAGE_RETENTION_DAYS, with their history and emptied batches; quota and counts stay right', async () => {
     const { userId, apiKey } = await createTestUser(api.db, { devices: 0 });
     await api.db.quotaUsage.create({ data: { userId, period: new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)), used: 9 } });
-    const emptied = await batch(userId, [{ state: 'delivered', ageDays: 31 }, { state: 'failed', ageDays: 45 }]);
-    const mixed = await batch(userId, [{ state: 'delivered', ageDays: 31 }, { state: 'sent', ageDays: 60 }]);
-    const young = await batch(userId, [{ state: 'delivered', ageDays: 29 }, { state: 'failed', ageDays: 1 }]);
-    const moving = await batch(userId, (['pending', 'assigned', 'sending'] as const).map((state) => ({ state, ageDays: 90 })));
+    const emptied = await batch(userId, [
+      { state: 'delivered', ageDays: 31 },
+      { state: 'failed', ageDays: 45 },
+    ]);
+    const mixed = await batch(userId, [
+      { state: 'delivered', ageDays: 31 },
+      { state: 'sent', ageDays: 60 },
+    ]);
+    const young = await batch(userId, [
+      { state: 'delivered', ageDays: 29 },
+      { state: 'failed', ageDays: 1 },
+    ]);
+    const moving = await batch(
+      userId,
+      (['pending', 'assigned', 'sending'] as const).map((state) => ({ state, ageDays: 90 })),
+    );
     expect(await listTotal(apiKey)).toBe(9);
 
     const result = await applyRetention(api.sql, config({ MESSAGE_RETENTION_DAYS: '30' }), new Date());
@@ -88,14 +118,24 @@ describe('retention', () => {
     expect(await api.db.message.count({ where: { userId } })).toBe(6);
   });
 
-  it('deletes a send\'s callback (Kannel\'s dlr-url) with the last of its messages, not before', async () => {
+  it("deletes a send's callback (Kannel's dlr-url) with the last of its messages, not before", async () => {
     const { userId } = await createTestUser(api.db, { devices: 0 });
-    const callback = await api.db.messageCallback.create({ data: { id: newId(), userId, url: 'http://dlr.example/', format: 'kannel', events: ['delivered'] } });
+    const callback = await api.db.messageCallback.create({
+      data: { id: newId(), userId, url: 'http://dlr.example/', format: 'kannel', events: ['delivered'] },
+    });
     const message = (ageDays: number) =>
       api.db.message.create({
         data: {
-          id: newId(), userId, callbackId: callback.id, to: uniquePhone(), body: 'dlr', segments: 1, encoding: 'GSM_7', state: 'delivered',
-          createdAt: new Date(Date.now() - 40 * DAY), updatedAt: new Date(Date.now() - ageDays * DAY),
+          id: newId(),
+          userId,
+          callbackId: callback.id,
+          to: uniquePhone(),
+          body: 'dlr',
+          segments: 1,
+          encoding: 'GSM_7',
+          state: 'delivered',
+          createdAt: new Date(Date.now() - 40 * DAY),
+          updatedAt: new Date(Date.now() - ageDays * DAY),
         },
       });
     await message(35);
@@ -131,7 +171,15 @@ describe('retention', () => {
     const { userId, devices } = await createTestUser(api.db, { devices: 1 });
     const received = (ageDays: number) =>
       api.db.receivedMessage.create({
-        data: { id: newId(), userId, deviceId: devices[0]!.id, from: uniquePhone(), body: 'hi', receivedAt: new Date(), createdAt: new Date(Date.now() - ageDays * DAY) },
+        data: {
+          id: newId(),
+          userId,
+          deviceId: devices[0]!.id,
+          from: uniquePhone(),
+          body: 'hi',
+          receivedAt: new Date(),
+          createdAt: new Date(Date.now() - ageDays * DAY),
+        },
       });
     const old = await received(8);
     const recent = await received(6);

@@ -1,7 +1,14 @@
 import type { DispatcherConfig } from '@smsgw/config';
 import {
-  IDEMPOTENCY_KEY_RETENTION_MS, purgeDevicePairings, purgeScopedTokens, purgeIdempotencyKeys, purgeMessageEvents, purgeMessages, purgeReceivedMessages,
-  purgeWebhookDeliveries, type Sql,
+  IDEMPOTENCY_KEY_RETENTION_MS,
+  purgeDevicePairings,
+  purgeScopedTokens,
+  purgeIdempotencyKeys,
+  purgeMessageEvents,
+  purgeMessages,
+  purgeReceivedMessages,
+  purgeWebhookDeliveries,
+  type Sql,
 } from '@smsgw/db/sql';
 
 /** Rows one statement of the sweep touches at most. */
@@ -32,14 +39,23 @@ export async function applyRetention(sql: Sql, config: DispatcherConfig, now: Da
   const limit = PAGE;
   return {
     idempotencyKeysPurged: await pages(() => purgeIdempotencyKeys(sql, { createdBefore: new Date(now.getTime() - IDEMPOTENCY_KEY_RETENTION_MS), limit })),
-    webhookDeliveriesPurged: await pages(() => purgeWebhookDeliveries(sql, { createdBefore: ago(config.WEBHOOK_DELIVERY_RETENTION_DAYS * DAY_SECONDS), limit })),
+    webhookDeliveriesPurged: await pages(() =>
+      purgeWebhookDeliveries(sql, { createdBefore: ago(config.WEBHOOK_DELIVERY_RETENTION_DAYS * DAY_SECONDS), limit }),
+    ),
     pairingsPurged: await pages(() => purgeDevicePairings(sql, { expiredBefore: ago(PAIRING_RETENTION_SECONDS), limit })),
     scopedTokensPurged: await pages(() => purgeScopedTokens(sql, { expiredBefore: now, limit })),
-    messagesPurged: config.MESSAGE_RETENTION_DAYS === 0 ? 0 : await pages(() => purgeMessages(sql, { finishedBefore: ago(config.MESSAGE_RETENTION_DAYS * DAY_SECONDS), limit })),
+    messagesPurged:
+      config.MESSAGE_RETENTION_DAYS === 0
+        ? 0
+        : await pages(() => purgeMessages(sql, { finishedBefore: ago(config.MESSAGE_RETENTION_DAYS * DAY_SECONDS), limit })),
     messageEventsPurged:
-      config.MESSAGE_EVENT_RETENTION_DAYS === 0 ? 0 : await pages(() => purgeMessageEvents(sql, { before: ago(config.MESSAGE_EVENT_RETENTION_DAYS * DAY_SECONDS), limit })),
+      config.MESSAGE_EVENT_RETENTION_DAYS === 0
+        ? 0
+        : await pages(() => purgeMessageEvents(sql, { before: ago(config.MESSAGE_EVENT_RETENTION_DAYS * DAY_SECONDS), limit })),
     receivedPurged:
-      config.RECEIVED_SMS_RETENTION_DAYS === 0 ? 0 : await pages(() => purgeReceivedMessages(sql, { createdBefore: ago(config.RECEIVED_SMS_RETENTION_DAYS * DAY_SECONDS), limit })),
+      config.RECEIVED_SMS_RETENTION_DAYS === 0
+        ? 0
+        : await pages(() => purgeReceivedMessages(sql, { createdBefore: ago(config.RECEIVED_SMS_RETENTION_DAYS * DAY_SECONDS), limit })),
   };
 }
 

@@ -39,7 +39,18 @@ function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
 
 /** One sweep as the dispatcher runs it, at `secondsFromNow` in the future (so no lease has to be waited for). */
 function sweepAt(secondsFromNow: number, config = dispatcherConfig()) {
-  return sweep({ sql: api.sql, redis: api.app.redis, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config, log }, new Date(Date.now() + secondsFromNow * 1000));
+  return sweep(
+    {
+      sql: api.sql,
+      redis: api.app.redis,
+      dispatchQueue: api.queue,
+      webhooksQueue: api.app.webhooksQueue,
+      slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000),
+      config,
+      log,
+    },
+    new Date(Date.now() + secondsFromNow * 1000),
+  );
 }
 
 /** Sends one message through the API; with `dropJob` its dispatch job is removed (no dispatcher runs then). */
@@ -376,8 +387,12 @@ describe('expiry (MESSAGE_TTL_SECONDS)', () => {
     for (const id of [sentId, deliveredId]) await assign(id, device.id);
     await offer(device.id);
     const now = new Date();
-    expect((await applyReports(api.sql, { status: 'sent', reports: [{ id: sentId, deviceId: device.id, at: now, error: null }], now })).moved).toEqual([sentId]);
-    expect((await applyReports(api.sql, { status: 'delivered', reports: [{ id: deliveredId, deviceId: device.id, at: now, error: null }], now })).moved).toEqual([deliveredId]);
+    expect((await applyReports(api.sql, { status: 'sent', reports: [{ id: sentId, deviceId: device.id, at: now, error: null }], now })).moved).toEqual([
+      sentId,
+    ]);
+    expect(
+      (await applyReports(api.sql, { status: 'delivered', reports: [{ id: deliveredId, deviceId: device.id, at: now, error: null }], now })).moved,
+    ).toEqual([deliveredId]);
     const before = await Promise.all([message(sentId), message(deliveredId)]);
 
     await sweepAt(3 * DAY);
@@ -445,8 +460,15 @@ describe('retention', () => {
     const delivery = (state: 'pending' | 'succeeded' | 'failed', ageDays: number) =>
       api.db.webhookDelivery.create({
         data: {
-          id: newId(), webhookId: webhook.id, userId, type: 'webhook.test', occurredAt: new Date(), data: {}, state,
-          nextAttemptAt: state === 'pending' ? new Date(now + DAY) : null, createdAt: new Date(now - ageDays * DAY),
+          id: newId(),
+          webhookId: webhook.id,
+          userId,
+          type: 'webhook.test',
+          occurredAt: new Date(),
+          data: {},
+          state,
+          nextAttemptAt: state === 'pending' ? new Date(now + DAY) : null,
+          createdAt: new Date(now - ageDays * DAY),
         },
       });
     const oldSucceeded = await delivery('succeeded', 8);
@@ -455,7 +477,15 @@ describe('retention', () => {
     const recent = await delivery('succeeded', 6);
 
     const result = await sweep(
-      { sql: api.sql, redis: api.app.redis, dispatchQueue: api.queue, webhooksQueue: api.app.webhooksQueue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config: dispatcherConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '7' }), log },
+      {
+        sql: api.sql,
+        redis: api.app.redis,
+        dispatchQueue: api.queue,
+        webhooksQueue: api.app.webhooksQueue,
+        slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000),
+        config: dispatcherConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '7' }),
+        log,
+      },
       new Date(now),
     );
 

@@ -3,17 +3,30 @@ import type { DispatcherConfig } from '@smsgw/config';
 import type { Redis } from 'ioredis';
 import { availabilityWindows } from '@smsgw/core';
 import {
-  EXPIRED_BEFORE_SENT, devicesWithWaitingOffers, releaseFromUnavailable, expiredUnsent, failMessages, lapsedOffers, overdueDeliveries, pastQueueDeadline, pastValidUntil, releaseUnclaimed,
-  stalePending, unclaimedExhausted,
-  type OverdueCursor, type PendingCursor,
-  type Sql, type Transitioned,
+  EXPIRED_BEFORE_SENT,
+  announceTransitions,
+  devicesWithWaitingOffers,
+  releaseFromUnavailable,
+  expiredUnsent,
+  failMessages,
+  lapsedOffers,
+  overdueDeliveries,
+  pastQueueDeadline,
+  pastValidUntil,
+  releaseUnclaimed,
+  stalePending,
+  unclaimedExhausted,
+  type OverdueCursor,
+  type PendingCursor,
+  type Sql,
+  type Transitioned,
 } from '@smsgw/db/sql';
 import { enqueueDispatch, enqueueWebhookDeliveries, wakeDevicesAgain, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
 import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
-import { enqueueDeliveries } from './enqueue-deliveries.ts';
-import { publishStatus } from './publish-status.ts';
+import { announceDeps } from './announce-deps.ts';
 import { MAX_PAGES, PAGE, applyRetention, pages, type RetentionResult } from './retention.ts';
 import { announceDeviceHealth } from './device-health.ts';
+import type { Handler } from './job-handler.ts';
 
 // A device whose offers wait this long is woken again, at most once a minute (real-devices.md §2b.5).
 const WAKE_AGAIN_AFTER_SECONDS = 30;
@@ -52,13 +65,27 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   const { sql, config } = deps;
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   const result: SweepResult = {
-    reassigned: 0, unclaimedFailed: 0, unacknowledgedFailed: 0, sendingFailed: 0, devicesWokenAgain: 0, expired: 0, outboxEnqueued: 0,
-    webhooksEnqueued: 0, webhookEndpointsWoken: 0, deviceHealthMoved: 0, idempotencyKeysPurged: 0, webhookDeliveriesPurged: 0, pairingsPurged: 0, scopedTokensPurged: 0, messagesPurged: 0,
-    messageEventsPurged: 0, receivedPurged: 0,
+    reassigned: 0,
+    unclaimedFailed: 0,
+    unacknowledgedFailed: 0,
+    sendingFailed: 0,
+    devicesWokenAgain: 0,
+    expired: 0,
+    outboxEnqueued: 0,
+    webhooksEnqueued: 0,
+    webhookEndpointsWoken: 0,
+    deviceHealthMoved: 0,
+    idempotencyKeysPurged: 0,
+    webhookDeliveriesPurged: 0,
+    pairingsPurged: 0,
+    scopedTokensPurged: 0,
+    messagesPurged: 0,
+    messageEventsPurged: 0,
+    receivedPurged: 0,
   };
+  const announcing = announceDeps(deps);
   const failed = async (transitioned: Transitioned) => {
-    await enqueueDeliveries(deps.webhooksQueue, deps.log, transitioned.deliveries);
-    await publishStatus(deps, transitioned.moved);
+    await announceTransitions(announcing, transitioned);
     return transitioned.moved.length;
   };
 
@@ -71,10 +98,14 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   });
   await pages(async () => {
     const ids = await expiredUnsent(sql, { createdBefore: ago(config.MESSAGE_TTL_SECONDS), limit: PAGE });
-    result.expired += await failed(await failMessages(sql, {
-      ids, now, from: ['pending', 'assigned'],
-      error: `Expired: no device took the message within ${config.MESSAGE_TTL_SECONDS} seconds.`,
-    }));
+    result.expired += await failed(
+      await failMessages(sql, {
+        ids,
+        now,
+        from: ['pending', 'assigned'],
+        error: `Expired: no device took the message within ${config.MESSAGE_TTL_SECONDS} seconds.`,
+      }),
+    );
     return ids.length;
   });
   await pages(async () => {
@@ -87,7 +118,7 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   await pages(async () => {
     const ids = await releaseFromUnavailable(sql, { windows: availabilityWindows(config, now), limit: PAGE, now });
     await enqueue(deps, ids);
-    await publishStatus(deps, ids);
+    await announceTransitions(announcing, { moved: ids });
     result.reassigned += ids.length;
     return ids.length;
   });
@@ -96,16 +127,20 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
   await pages(async () => {
     const ids = await releaseUnclaimed(sql, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE, now });
     await enqueue(deps, ids);
-    await publishStatus(deps, ids);
+    await announceTransitions(announcing, { moved: ids });
     result.reassigned += ids.length;
     return ids.length;
   });
   await pages(async () => {
     const ids = await unclaimedExhausted(sql, { assignedBefore, maxAssignments: config.MAX_ASSIGNMENTS, limit: PAGE });
-    result.unclaimedFailed += await failed(await failMessages(sql, {
-      ids, now, from: ['assigned'],
-      error: `No device claimed the message after ${config.MAX_ASSIGNMENTS} assignments of ${config.ASSIGN_LEASE_SECONDS} seconds.`,
-    }));
+    result.unclaimedFailed += await failed(
+      await failMessages(sql, {
+        ids,
+        now,
+        from: ['assigned'],
+        error: `No device claimed the message after ${config.MAX_ASSIGNMENTS} assignments of ${config.ASSIGN_LEASE_SECONDS} seconds.`,
+      }),
+    );
     return ids.length;
   });
   // An offered message is never moved: past its validUntil (and the phones' clock skew) it fails,
@@ -118,14 +153,23 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
       validBefore: ago(skew),
       limit: PAGE,
     });
-    result.unacknowledgedFailed += await failed(await failMessages(sql, {
-      ids: unacknowledged, now, from: ['assigned'],
-      error: 'The device did not acknowledge the message before it was due (its validUntil); it is not given to another device because the phone may hold it.',
-    }));
-    result.sendingFailed += await failed(await failMessages(sql, {
-      ids: unreported, now, from: ['sending'],
-      error: 'The device did not report a result before the message was due (its validUntil); it is not sent again because the phone may have sent it.',
-    }));
+    result.unacknowledgedFailed += await failed(
+      await failMessages(sql, {
+        ids: unacknowledged,
+        now,
+        from: ['assigned'],
+        error:
+          'The device did not acknowledge the message before it was due (its validUntil); it is not given to another device because the phone may hold it.',
+      }),
+    );
+    result.sendingFailed += await failed(
+      await failMessages(sql, {
+        ids: unreported,
+        now,
+        from: ['sending'],
+        error: 'The device did not report a result before the message was due (its validUntil); it is not sent again because the phone may have sent it.',
+      }),
+    );
     return unacknowledged.length + unreported.length;
   });
 
@@ -164,4 +208,13 @@ export async function sweep(deps: SweepDeps, now = new Date()): Promise<SweepRes
 
 async function enqueue(deps: SweepDeps, ids: string[]): Promise<void> {
   if (ids.length > 0) await enqueueDispatch(deps.dispatchQueue, ids);
+}
+
+/** The `maintenance.sweep` job: a sweep that changed anything says what in one line. */
+export function sweepHandler(deps: SweepDeps): Handler<'maintenance.sweep'> {
+  return async () => {
+    const result = await sweep(deps);
+    if (Object.values(result).some((n) => n > 0)) deps.log.info({ sweep: result }, 'sweep');
+    return result;
+  };
 }

@@ -8,11 +8,7 @@ import { startDispatcher, type Dispatcher, type DispatcherOptions } from '../dis
  * A dispatcher in this process, on the database and queue prefix of a test API. `env` overrides
  * the dispatcher's settings (lease lengths, sweep interval, ...); `options` its webhook resolver.
  */
-export function startTestDispatcher(
-  api: { config: ApiConfig },
-  env: Record<string, string> = {},
-  options: DispatcherOptions = {},
-): Promise<Dispatcher> {
+export function startTestDispatcher(api: { config: ApiConfig }, env: Record<string, string> = {}, options: DispatcherOptions = {}): Promise<Dispatcher> {
   const config = loadConfig(DispatcherConfigSchema, {
     DATABASE_URL: api.config.DATABASE_URL,
     REDIS_URL: api.config.REDIS_URL,

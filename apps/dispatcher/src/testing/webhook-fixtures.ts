@@ -13,7 +13,12 @@ import { startTestDispatcher } from './test-dispatcher.ts';
  */
 
 /** Loopback targets allowed, quick retries and short time limits: for the test dispatchers. */
-export const FAST_WEBHOOKS = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_CONNECT_TIMEOUT_MS: '500' };
+export const FAST_WEBHOOKS = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_RETRY_DELAYS: '0.05,0.05,0.05,0.05',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_CONNECT_TIMEOUT_MS: '500',
+};
 
 /**
  * The setup of a webhook test file: an API that allows loopback targets (listening on a port when

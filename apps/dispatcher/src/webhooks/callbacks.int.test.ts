@@ -14,8 +14,12 @@ const { receiver, dispatcher } = bed;
 async function kannelSend(api: TestApi, user: TestUser, target: Receiver, mask: number, count = 1): Promise<string[]> {
   const to = Array.from({ length: count }, () => phone());
   const query = new URLSearchParams({
-    username: user.user.name, password: user.apiKey, to: to.join(' '), text: 'dlr test',
-    'dlr-url': `${target.url}?type=%d&reply=%A&to=%p`, 'dlr-mask': String(mask),
+    username: user.user.name,
+    password: user.apiKey,
+    to: to.join(' '),
+    text: 'dlr test',
+    'dlr-url': `${target.url}?type=%d&reply=%A&to=%p`,
+    'dlr-mask': String(mask),
   });
   const res = await api.app.inject({ method: 'GET', url: `/cgi-bin/sendsms?${query}` });
   expect([res.statusCode, res.body]).toEqual([202, '0: Accepted for delivery']);
@@ -39,15 +43,24 @@ describe('callbacks of a send', () => {
     await report(api, user, 'sent', [undelivered!, notAsked!]);
     await report(api, user, 'failed', [undelivered!, neverSent!, notAsked!]);
 
-    await vi.waitFor(() => expect(target.received).toHaveLength(2), { timeout: 15_000 });
-    const rows = await api.db.webhookDelivery.findMany({ where: { userId: user.userId } });
-    expect(rows.map((r) => [r.type, r.state, r.webhookId === null, r.callbackId !== null]).sort()).toEqual([
-      ['message.failed', 'succeeded', true, true],
-      ['message.failed', 'succeeded', true, true],
-    ]);
+    // The receiver has the requests before the engine records their answers: wait for both.
+    await vi.waitFor(
+      async () => {
+        expect(target.received).toHaveLength(2);
+        const rows = await api.db.webhookDelivery.findMany({ where: { userId: user.userId } });
+        expect(rows.map((r) => [r.type, r.state, r.webhookId === null, r.callbackId !== null]).sort()).toEqual([
+          ['message.failed', 'succeeded', true, true],
+          ['message.failed', 'succeeded', true, true],
+        ]);
+      },
+      { timeout: 15_000 },
+    );
     expect(target.received.every((r) => r.method === 'GET')).toBe(true);
     const reports = target.received.map(query).sort((a, b) => a.type!.localeCompare(b.type!));
-    expect(reports.map((q) => [q.type, q.reply])).toEqual([['16', 'NACK/test failure'], ['2', 'UNDELIV/test failure']]);
+    expect(reports.map((q) => [q.type, q.reply])).toEqual([
+      ['16', 'NACK/test failure'],
+      ['2', 'UNDELIV/test failure'],
+    ]);
   });
 
   it('retries a callback that answered 500, as any webhook, and ends one that answered 410 without touching anything else', async () => {
@@ -61,14 +74,20 @@ describe('callbacks of a send', () => {
 
     await report(api, user, 'sent', [retried!, ended!]);
 
-    await vi.waitFor(async () => {
-      const [own] = await deliveries(api, { messageId: retried! });
-      expect([own?.state, own?.attempts, own?.lastStatusCode]).toEqual(['succeeded', 2, 200]);
-    }, { timeout: 15_000 });
-    await vi.waitFor(async () => {
-      const [own] = await deliveries(api, { messageId: ended! });
-      expect([own?.state, own?.attempts, own?.lastStatusCode]).toEqual(['failed', 1, 410]);
-    }, { timeout: 15_000 });
+    await vi.waitFor(
+      async () => {
+        const [own] = await deliveries(api, { messageId: retried! });
+        expect([own?.state, own?.attempts, own?.lastStatusCode]).toEqual(['succeeded', 2, 200]);
+      },
+      { timeout: 15_000 },
+    );
+    await vi.waitFor(
+      async () => {
+        const [own] = await deliveries(api, { messageId: ended! });
+        expect([own?.state, own?.attempts, own?.lastStatusCode]).toEqual(['failed', 1, 410]);
+      },
+      { timeout: 15_000 },
+    );
     expect(flaky.received.map((r) => query(r).type)).toEqual(['8', '8']);
     expect(gone.received).toHaveLength(1);
   });

@@ -1,14 +1,39 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import {
-  CALLBACK_RENDERERS, callbackEventOf, isDeviceEventType, nextAttemptDelayMs, webhookBody, webhookHeaders, RECEIVED_EVENT_TYPE, TEST_EVENT_TYPE, type DeviceRecord, type TestEventData, type TargetPolicy,
+  CALLBACK_RENDERERS,
+  callbackEventOf,
+  isDeviceEventType,
+  nextAttemptDelayMs,
+  smsGateWebhookBody,
+  smsGateWebhookHeaders,
+  webhookBody,
+  webhookHeaders,
+  PING_EVENT_TYPE,
+  RECEIVED_EVENT_TYPE,
+  TEST_EVENT_TYPE,
+  type DeviceRecord,
+  type MessageEventType,
+  type PingReadings,
+  type TestEventData,
+  type TargetPolicy,
 } from '@smsgw/core';
 import {
-  abandonDelivery, disableWebhook, loadDeliveryAttempt, messageFromSnapshot, receivedFromSnapshot, recordDeliveryAttempt,
-  type DeliveryAttempt, type DeliveryRef, type Sql,
+  abandonDelivery,
+  disableWebhook,
+  loadDeliveryAttempt,
+  messageFromSnapshot,
+  receivedFromSnapshot,
+  recordDeliveryAttempt,
+  type DeliveryAttempt,
+  type DeliveryRef,
+  type SendDeps,
+  type SmsGateTarget,
+  type Sql,
 } from '@smsgw/db/sql';
 import type { EndpointSlots } from './endpoint-slots.ts';
 import { sendWebhookRequest, type PostResult } from './post-webhook.ts';
+import { actOnTwilioAnswer, isTwilioIncoming, twilioIncomingRequest, TWILIO_ANSWER_BYTES } from './twilio-incoming.ts';
 
 export interface DeliverDeps {
   sql: Sql;
@@ -23,6 +48,8 @@ export interface DeliverDeps {
   stopping: () => boolean;
   /** Records that a delivery is parked (`parkDeliveries`, in batches). */
   park: (deliveryId: string) => Promise<void>;
+  /** smsgw's one send function, for the replies of a Twilio TwiML answer. */
+  send: SendDeps;
 }
 
 /** What one attempt did: `retry_at` asks for another attempt at that time (epoch ms). */
@@ -41,12 +68,12 @@ export interface DeliverJob {
   slotToken: string;
 }
 
-
 function bodyOf(delivery: DeliveryAttempt): string {
   if (delivery.type === TEST_EVENT_TYPE) return webhookBody(TEST_EVENT_TYPE, delivery.occurredAt, delivery.data as unknown as TestEventData);
   if (delivery.type === RECEIVED_EVENT_TYPE) return webhookBody(RECEIVED_EVENT_TYPE, delivery.occurredAt, receivedFromSnapshot(delivery.data));
   if (isDeviceEventType(delivery.type)) return webhookBody(delivery.type, delivery.occurredAt, delivery.data as unknown as DeviceRecord);
-  return webhookBody(delivery.type, delivery.occurredAt, messageFromSnapshot(delivery.data));
+  // The rest are message events: a ping is only written to SMS Gate-format endpoints.
+  return webhookBody(delivery.type as MessageEventType, delivery.occurredAt, messageFromSnapshot(delivery.data));
 }
 
 /**
@@ -96,13 +123,14 @@ export async function deliverWebhook(deps: DeliverDeps, job: DeliverJob): Promis
  * renderer makes of the event (null: a callback event the renderer cannot state, which is not sent).
  */
 function requestOf(delivery: DeliveryAttempt): { method: 'GET' | 'POST'; url: string; headers: Record<string, string>; body: string | null } | null {
-  const { callback } = delivery;
+  const { callback, loaded } = delivery;
   if (callback) {
     const message = messageFromSnapshot(delivery.data);
     const event = callbackEventOf(delivery.type, message);
     if (!event) return null;
-    return CALLBACK_RENDERERS[callback.format](callback, { event, message, occurredAt: delivery.occurredAt });
+    return CALLBACK_RENDERERS[callback.format](callback, { event, message, occurredAt: delivery.occurredAt }, loaded);
   }
+  if (delivery.smsGate) return smsGateRequest(delivery, delivery.smsGate);
   const body = bodyOf(delivery);
   const headers = {
     'content-type': 'application/json',
@@ -112,8 +140,26 @@ function requestOf(delivery: DeliveryAttempt): { method: 'GET' | 'POST'; url: st
   return { method: 'POST', url: delivery.url, headers, body };
 }
 
+/** A delivery to an SMS Gate-format endpoint: SMS Gate's envelope, signed with the account's key as it is now. */
+function smsGateRequest(delivery: DeliveryAttempt, target: SmsGateTarget) {
+  const common = { id: delivery.id, webhookId: target.clientId, occurredAt: delivery.occurredAt };
+  const body = smsGateWebhookBody(
+    delivery.type === RECEIVED_EVENT_TYPE
+      ? { ...common, type: delivery.type, received: receivedFromSnapshot(delivery.data) }
+      : delivery.type === PING_EVENT_TYPE
+        ? { ...common, type: delivery.type, ping: delivery.data as unknown as PingReadings }
+        : { ...common, type: delivery.type, message: messageFromSnapshot(delivery.data), messageId: target.messageId ?? String(delivery.data.id) },
+  );
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'smsgw-webhooks',
+    ...smsGateWebhookHeaders(target.signingKey, body, Math.floor(Date.now() / 1000)),
+  };
+  return { method: 'POST' as const, url: delivery.url, headers, body };
+}
+
 /** Sends a request to a URL that a renderer filled in: one that no longer parses fails like an unreachable endpoint. */
-async function send(deps: DeliverDeps, request: NonNullable<ReturnType<typeof requestOf>>): Promise<PostResult> {
+async function send(deps: DeliverDeps, request: NonNullable<ReturnType<typeof requestOf>>, maxResponseBytes?: number): Promise<PostResult> {
   let url: URL;
   try {
     url = new URL(request.url);
@@ -124,6 +170,7 @@ async function send(deps: DeliverDeps, request: NonNullable<ReturnType<typeof re
     policy: deps.policy,
     connectTimeoutMs: deps.config.WEBHOOK_CONNECT_TIMEOUT_MS,
     timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+    ...(maxResponseBytes !== undefined && { maxResponseBytes }),
   });
 }
 
@@ -134,23 +181,26 @@ async function send(deps: DeliverDeps, request: NonNullable<ReturnType<typeof re
 async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOutcome> {
   const { sql } = deps;
   const delivery = await loadDeliveryAttempt(sql, deliveryId, new Date());
-  if (!delivery || delivery.state !== 'pending') return { outcome: 'skipped' };
+  if (delivery?.state !== 'pending') return { outcome: 'skipped' };
   if (!delivery.enabled) {
     await abandonDelivery(sql, delivery.id, 'Not sent: the endpoint is disabled.');
     return { outcome: 'disabled' };
   }
 
-  const request = requestOf(delivery);
+  // A received SMS's Twilio URL: its answer may hold TwiML replies.
+  const incoming = isTwilioIncoming(delivery);
+  const request = incoming ? await twilioIncomingRequest(sql, delivery) : requestOf(delivery);
   if (!request) {
     await abandonDelivery(sql, delivery.id, 'Not sent: the callback has no report for this event.');
     return { outcome: 'failed' };
   }
-  const result = await send(deps, request);
+  const result = await send(deps, request, incoming ? TWILIO_ANSWER_BYTES : undefined);
 
   const at = new Date();
   const attempts = delivery.attempts + 1;
   const { statusCode } = result;
   if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
+    if (incoming) return { outcome: await actOnTwilioAnswer({ sql, send: deps.send }, delivery, { ...result, statusCode }, at) };
     await recordDeliveryAttempt(sql, delivery.id, { outcome: 'succeeded', statusCode, error: null, at, nextAttemptAt: null });
     return { outcome: 'succeeded' };
   }

@@ -10,6 +10,8 @@ export interface PostOptions {
   policy: TargetPolicy;
   connectTimeoutMs: number;
   timeoutMs: number;
+  /** How much of the response body is read (default MAX_RESPONSE_BYTES): a Twilio TwiML answer may be longer. */
+  maxResponseBytes?: number;
 }
 
 /** What one attempt gave: the status code when the endpoint answered, or why it did not. */
@@ -18,6 +20,8 @@ export interface PostResult {
   error: string | null;
   /** The start of the response body, up to MAX_RESPONSE_BYTES. */
   body: string;
+  /** The body went on past what was read. */
+  truncated?: boolean;
 }
 
 // Connections are kept alive between attempts to the same endpoint; each new one is checked by the guarded lookup.
@@ -35,7 +39,11 @@ export function postWebhook(url: URL, headers: Record<string, string>, body: str
  * target's addresses checked against the policy on every new connection.
  */
 export async function sendWebhookRequest(
-  method: 'GET' | 'POST', url: URL, headers: Record<string, string>, body: string | null, options: PostOptions,
+  method: 'GET' | 'POST',
+  url: URL,
+  headers: Record<string, string>,
+  body: string | null,
+  options: PostOptions,
 ): Promise<PostResult> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // A literal address is connected to without a lookup, so it is checked here.
@@ -51,6 +59,7 @@ export async function sendWebhookRequest(
 
 function send(method: 'GET' | 'POST', url: URL, headers: Record<string, string>, body: string | null, options: PostOptions): Promise<PostResult> {
   const isHttps = url.protocol === 'https:';
+  const maxBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   return new Promise((resolve) => {
     let settled = false;
     const finish = (result: PostResult) => {
@@ -90,19 +99,20 @@ function send(method: 'GET' | 'POST', url: URL, headers: Record<string, string>,
       let size = 0;
       const done = () => {
         const status = response.statusCode ?? 0;
-        const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_RESPONSE_BYTES);
+        const text = Buffer.concat(chunks).toString('utf8').slice(0, maxBytes);
         const redirect = status >= 300 && status < 400;
         finish({
           statusCode: status,
           error: status >= 200 && status < 300 ? null : redirect ? `Answered ${status}; redirects are not followed.` : `Answered ${status}.`,
           body: text,
+          truncated: size > maxBytes,
         });
       };
       response.on('data', (chunk: Buffer) => {
-        if (size < MAX_RESPONSE_BYTES) chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
+        if (size < maxBytes) chunks.push(chunk.subarray(0, maxBytes - size));
         size += chunk.length;
         // Past the cap the rest is not read: the connection is dropped instead.
-        if (size >= MAX_RESPONSE_BYTES) {
+        if (size >= maxBytes) {
           done();
           response.destroy();
         }

@@ -26,12 +26,15 @@ type Delivery = Awaited<ReturnType<typeof deliveries>>[number];
 /** The one delivery of a message, once `done` holds for it. */
 async function waitForDelivery(messageId: string, done: (d: Delivery) => boolean): Promise<Delivery> {
   let found: Delivery | undefined;
-  await vi.waitFor(async () => {
-    const rows = await deliveries(api, { messageId });
-    expect(rows).toHaveLength(1);
-    expect(done(rows[0]!)).toBe(true);
-    found = rows[0];
-  }, { timeout: 15_000, interval: 25 });
+  await vi.waitFor(
+    async () => {
+      const rows = await deliveries(api, { messageId });
+      expect(rows).toHaveLength(1);
+      expect(done(rows[0]!)).toBe(true);
+      found = rows[0];
+    },
+    { timeout: 15_000, interval: 25 },
+  );
   return found!;
 }
 
@@ -98,7 +101,9 @@ describe('410 Gone', () => {
     const target = await receiver();
     const hook = await createWebhook(api, user.userId, target.url);
     const [id] = await sendingMessages(api, user);
-    const applied = await applyDeviceReports(api.sql, [{ deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'sent' }] }]);
+    const applied = await applyDeviceReports(api.sql, [
+      { deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'sent' }] },
+    ]);
     expect(applied.deliveries).toHaveLength(1);
     await api.db.webhook.update({ where: { id: hook.id }, data: { enabled: false } });
     await enqueueWebhookDeliveries(api.app.webhooksQueue, applied.deliveries);
@@ -193,10 +198,13 @@ describe('per-endpoint concurrency', () => {
 
     await vi.waitFor(() => expect(new Set(payloads(target).map((p) => p.data.id)).size).toBe(40), { timeout: 20_000 });
     expect(target.maxInFlight()).toBe(1);
-    await vi.waitFor(async () => {
-      const rows = await deliveries(api, { webhookId: webhook.id });
-      expect(rows.map((d) => [d.state, d.attempts, d.nextAttemptAt])).toEqual(rows.map(() => ['succeeded', 1, null]));
-    }, { timeout: 10_000 });
+    await vi.waitFor(
+      async () => {
+        const rows = await deliveries(api, { webhookId: webhook.id });
+        expect(rows.map((d) => [d.state, d.attempts, d.nextAttemptAt])).toEqual(rows.map(() => ['succeeded', 1, null]));
+      },
+      { timeout: 10_000 },
+    );
     // Nothing stays parked or holds the slot.
     const keys = await api.app.redis.keys(`${api.config.QUEUE_PREFIX}:webhook-*:${webhook.id}`);
     expect(keys).toEqual([]);
@@ -222,10 +230,13 @@ describe('SSRF at connect time', () => {
     await report(api, user, 'sent', [id!]);
 
     let rows: Delivery[] = [];
-    await vi.waitFor(async () => {
-      rows = await deliveries(api, { messageId: id! });
-      expect(rows.filter((d) => d.attempts === 1)).toHaveLength(3);
-    }, { timeout: 15_000 });
+    await vi.waitFor(
+      async () => {
+        rows = await deliveries(api, { messageId: id! });
+        expect(rows.filter((d) => d.attempts === 1)).toHaveLength(3);
+      },
+      { timeout: 15_000 },
+    );
     const of = (webhookId: string) => rows.find((d) => d.webhookId === webhookId)!;
 
     for (const row of rows) expect([row.state, row.lastStatusCode]).toEqual(['pending', null]);
@@ -243,9 +254,15 @@ describe('the webhook outbox', () => {
     const target = await receiver();
     await createWebhook(api, user.userId, target.url);
     const [id] = await sendingMessages(api, user);
-    const { deliveries: [delivery] } = await applyDeviceReports(api.sql, [{
-      deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status: 'sent' }],
-    }]);
+    const {
+      deliveries: [delivery],
+    } = await applyDeviceReports(api.sql, [
+      {
+        deviceId: user.devices[0]!.id,
+        receivedAt: new Date().toISOString(),
+        reports: [{ id: id!, status: 'sent' }],
+      },
+    ]);
     const deliveryId = delivery!.id;
     const queue = api.app.webhooksQueue;
     await enqueueWebhookDeliveries(queue, [delivery!]);
@@ -253,10 +270,24 @@ describe('the webhook outbox', () => {
     expect(await queue.getJob(deliveryId)).toBeUndefined();
 
     const config = loadConfig(DispatcherConfigSchema, {
-      DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, LOG_LEVEL: 'silent',
+      DATABASE_URL: api.config.DATABASE_URL,
+      REDIS_URL: api.config.REDIS_URL,
+      QUEUE_PREFIX: api.config.QUEUE_PREFIX,
+      LOG_LEVEL: 'silent',
     });
     const sweepAt = (seconds: number) =>
-      sweep({ sql: api.sql, redis: api.app.redis, dispatchQueue: api.queue, webhooksQueue: queue, slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000), config, log }, new Date(Date.now() + seconds * 1000));
+      sweep(
+        {
+          sql: api.sql,
+          redis: api.app.redis,
+          dispatchQueue: api.queue,
+          webhooksQueue: queue,
+          slots: new EndpointSlots(api.app.redis, api.config.QUEUE_PREFIX, 8, 20_000),
+          config,
+          log,
+        },
+        new Date(Date.now() + seconds * 1000),
+      );
     expect((await sweepAt(config.OUTBOX_AGE_SECONDS - 5)).webhooksEnqueued).toBe(0);
     expect(await queue.getJob(deliveryId)).toBeUndefined();
     // Other tests leave pending deliveries too: at least this one.

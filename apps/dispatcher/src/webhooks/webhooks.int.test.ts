@@ -6,9 +6,7 @@ import { generateWebhookSecret } from '@smsgw/core';
 import { createTestUser, send, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import { startDeviceSim } from '@smsgw/device-sim';
 import { applyDeviceReports } from '../handlers/apply-reports.ts';
-import {
-  createWebhook, deliveries, payloads, report, sendingMessages, webhookTestbed, type Received,
-} from '../testing/webhook-fixtures.ts';
+import { createWebhook, deliveries, payloads, report, sendingMessages, webhookTestbed, type Received } from '../testing/webhook-fixtures.ts';
 
 /** Which events are written, what they carry and how they are signed. Attempts and targets: webhook-attempts.int.test.ts. */
 const bed = webhookTestbed({ listen: true });
@@ -26,10 +24,13 @@ async function deviceSim(token: string, env: Record<string, string> = {}): Promi
 
 /** Waits until every delivery of the message is no longer pending, and returns them. */
 async function settled(messageId: string, count: number) {
-  await vi.waitFor(async () => {
-    const rows = await deliveries(api, { messageId });
-    expect(rows.map((d) => d.state).filter((s) => s !== 'pending')).toHaveLength(count);
-  }, { timeout: 15_000 });
+  await vi.waitFor(
+    async () => {
+      const rows = await deliveries(api, { messageId });
+      expect(rows.map((d) => d.state).filter((s) => s !== 'pending')).toHaveLength(count);
+    },
+    { timeout: 15_000 },
+  );
   return deliveries(api, { messageId });
 }
 
@@ -96,7 +97,10 @@ describe('webhook payload and signature', () => {
     const rotating = await receiver();
     const expired = await receiver();
     const oldSecret = generateWebhookSecret();
-    const current = await createWebhook(api, user.userId, rotating.url, { previousSecret: oldSecret, previousSecretExpiresAt: new Date(Date.now() + 3600_000) });
+    const current = await createWebhook(api, user.userId, rotating.url, {
+      previousSecret: oldSecret,
+      previousSecretExpiresAt: new Date(Date.now() + 3600_000),
+    });
     const after = await createWebhook(api, user.userId, expired.url, { previousSecret: oldSecret, previousSecretExpiresAt: new Date(Date.now() - 1000) });
     const [id] = await sendingMessages(api, user);
     await dispatcher();
@@ -145,17 +149,33 @@ describe('webhook events', () => {
     await report(api, user, 'delivered', [id!]);
 
     const rows = await settled(id!, 3);
-    const byEndpoint = (webhookId: string) => rows.filter((d) => d.webhookId === webhookId).map((d) => [d.type, d.state]).sort();
-    expect(byEndpoint(allHook.id)).toEqual([['message.delivered', 'succeeded'], ['message.sent', 'succeeded']]);
+    const byEndpoint = (webhookId: string) =>
+      rows
+        .filter((d) => d.webhookId === webhookId)
+        .map((d) => [d.type, d.state])
+        .sort();
+    expect(byEndpoint(allHook.id)).toEqual([
+      ['message.delivered', 'succeeded'],
+      ['message.sent', 'succeeded'],
+    ]);
     expect(byEndpoint(deliveredHook.id)).toEqual([['message.delivered', 'succeeded']]);
     expect(byEndpoint(disabledHook.id)).toEqual([]);
-    expect(payloads(all).map((p) => [p.type, p.data.id]).sort()).toEqual([['message.delivered', id], ['message.sent', id]]);
+    expect(
+      payloads(all)
+        .map((p) => [p.type, p.data.id])
+        .sort(),
+    ).toEqual([
+      ['message.delivered', id],
+      ['message.sent', id],
+    ]);
     expect(payloads(deliveredOnly).map((p) => p.type)).toEqual(['message.delivered']);
     expect(disabled.received).toEqual([]);
 
     // The same report again, and a late `sent`, move nothing and write no delivery.
     for (const status of ['delivered', 'sent'] as const) {
-      const again = await applyDeviceReports(api.sql, [{ deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status }] }]);
+      const again = await applyDeviceReports(api.sql, [
+        { deviceId: user.devices[0]!.id, receivedAt: new Date().toISOString(), reports: [{ id: id!, status }] },
+      ]);
       expect(again).toEqual({ applied: [], deliveries: [] });
     }
     expect((await deliveries(api, { messageId: id! })).map((d) => d.id).sort()).toEqual(rows.map((d) => d.id).sort());
@@ -174,11 +194,19 @@ describe('webhook events', () => {
     await report(api, b, 'sent', idsB);
 
     for (const id of [...idsA, ...idsB]) await settled(id, 1);
-    expect(payloads(toA).map((p) => p.data.id).sort()).toEqual([...idsA].sort());
+    expect(
+      payloads(toA)
+        .map((p) => p.data.id)
+        .sort(),
+    ).toEqual([...idsA].sort());
     expect(payloads(toB).map((p) => p.data.id)).toEqual(idsB);
     const rows = await api.db.webhookDelivery.findMany({ where: { webhookId: { in: [hookA.id, hookB.id] } } });
     expect(rows.map((d) => [d.webhookId, d.userId]).sort()).toEqual(
-      [[hookA.id, a.userId], [hookA.id, a.userId], [hookB.id, b.userId]].sort(),
+      [
+        [hookA.id, a.userId],
+        [hookA.id, a.userId],
+        [hookB.id, b.userId],
+      ].sort(),
     );
   });
 });

@@ -19,7 +19,10 @@ export class TcpRelay {
   async open(): Promise<void> {
     const server = createServer((client) => {
       const upstream = connect(this.target.port, this.target.host);
-      for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      for (const [from, to] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
         this.sockets.add(from);
         from.on('error', () => to.destroy());
         from.on('close', () => {

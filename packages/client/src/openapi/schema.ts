@@ -163,6 +163,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/3rdparty/v1/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List received SMS, newest first, the total in X-Total-Count */
+        get: operations["get3rdpartyInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/inbox/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the received SMS of a window (at most 1000) to your sms:received webhooks again: 202 */
+        post: operations["post3rdpartyInboxRefresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Not served (501), as upstream */
+        get: operations["get3rdpartyLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/3rdparty/v1/message": {
         parameters: {
             query?: never;
@@ -242,6 +293,60 @@ export interface paths {
         post?: never;
         /** Cancel a Pending message: Cancelled, or Cancelling while its SMS Gate phone is asked; 409 when it is no longer Pending */
         delete: operations["delete3rdpartyMessagesById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's SMS Gate settings, with the webhooks' signing key */
+        get: operations["get3rdpartySettings"];
+        /** Replace the settings (the signing key stays unless given); phones are told */
+        put: operations["put3rdpartySettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change some settings (a null field is cleared); phones are told */
+        patch: operations["patch3rdpartySettings"];
+        trace?: never;
+    };
+    "/3rdparty/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhooks */
+        get: operations["get3rdpartyWebhooks"];
+        put?: never;
+        /** Register a webhook (one event); the same id replaces it: 201 with the webhook */
+        post: operations["post3rdpartyWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/3rdparty/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook: 204, also when there was none (as upstream) */
+        delete: operations["delete3rdpartyWebhooksById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -550,7 +655,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List devices */
+        /** List devices, oldest first, a page at a time */
         get: operations["getDevices"];
         put?: never;
         /** Register a device (its token is shown once) */
@@ -576,7 +681,7 @@ export interface paths {
         delete: operations["deleteDevicesById"];
         options?: never;
         head?: never;
-        /** Rename, enable or disable a device, or set its rate limits and carrier budgets */
+        /** Rename, enable or disable a device, or set its rate limits, carrier budgets and Twilio incoming-SMS URLs */
         patch: operations["patchDevicesById"];
         trace?: never;
     };
@@ -762,6 +867,23 @@ export interface paths {
         };
         /** List messages, newest first */
         get: operations["getSms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sms-gate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your SMS Gate client API address, username and webhook signing key */
+        get: operations["getSmsGate"];
         put?: never;
         post?: never;
         delete?: never;
@@ -963,6 +1085,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/twilio/sms-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The POSTs of received SMS to your devices' Twilio URLs and what their TwiML answers did, newest first */
+        get: operations["getTwilioSmsDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1129,7 +1268,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events: `MessageEnqueued` makes the phone pull (at most one a second), `SettingsUpdated` and `WebhooksUpdated` on connect */
+        /** Server-sent events: `MessageEnqueued` makes the phone pull (at most one a second), `SettingsUpdated` and `WebhooksUpdated` on connect, `SettingsUpdated` again when its settings change */
         get: operations["getMobileEvents"];
         put?: never;
         post?: never;
@@ -1181,7 +1320,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The phone’s settings: event stream only, the key it signs its webhooks with, its ping interval and its rate limit */
+        /** The phone’s settings: event stream only, the key it signs its webhooks with, its ping interval, its rate limit, and what applies of the account’s SMS Gate settings */
         get: operations["getMobileSettings"];
         put?: never;
         post?: never;
@@ -1558,6 +1697,7 @@ export interface components {
          *       "segments_per_day": 300,
          *       "segments_per_month": null,
          *       "unique_recipients_per_month": null,
+         *       "twilio_sms_url": "https://example.com/sms",
          *       "sims": [],
          *       "usage": {
          *         "segments_per_hour": {
@@ -1619,7 +1759,7 @@ export interface components {
             segments_per_month: number | null;
             /** @description SIM cards the SMS Gate app reported (redacted by the app). */
             sim_cards: unknown[] | null;
-            /** @description The budgets per SIM (only SIMs with one). */
+            /** @description The budgets and Twilio incoming-SMS URLs per SIM (only SIMs with one). */
             sims: {
                 /** @description At most this many message parts (segments) per UTC calendar day (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
                 segments_per_day: number | null;
@@ -1628,9 +1768,13 @@ export interface components {
                 /** @description At most this many message parts (segments) per UTC calendar month (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
                 segments_per_month: number | null;
                 sim_number: number;
+                /** @description Each SMS received here is POSTed to this URL as Twilio does (form-encoded, X-Twilio-Signature), and its TwiML answer sends the replies (null: none). */
+                twilio_sms_url: string | null;
                 /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
                 unique_recipients_per_month: number | null;
             }[];
+            /** @description Each SMS received here is POSTed to this URL as Twilio does (form-encoded, X-Twilio-Signature), and its TwiML answer sends the replies (null: none). */
+            twilio_sms_url: string | null;
             /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
             unique_recipients_per_month: number | null;
             /** Format: date-time */
@@ -1727,9 +1871,11 @@ export interface components {
              */
             status: "online" | "degraded" | "offline";
         };
-        /** @description All your devices. */
+        /** @description A page of your devices, oldest first (100 unless limit says otherwise). */
         DeviceList: {
             data: components["schemas"]["Device"][];
+            /** @description Present when more devices follow this page: pass it as cursor for the next page (also given as a `Link: <…>; rel="next"` header). */
+            next_cursor?: string;
         };
         /** @description The body of a device.offline event. */
         DeviceOfflineEvent: {
@@ -1972,9 +2118,9 @@ export interface components {
             /** @description Pass as cursor for the next page; null on the last page. */
             next_cursor: string | null;
             offset: number;
-            /** @description How many match, over all pages: exact while total_exact, else a lower bound (10,000). */
+            /** @description How many match, over all pages: exact while total_exact, else a lower bound (1,000). */
             total: number;
-            /** @description false when more match than are counted (10,000): count no further, page on with next_cursor. */
+            /** @description false when more match than are counted (1,000): count no further, page on with next_cursor. */
             total_exact: boolean;
         };
         /** @description The body of a message.received event. */
@@ -2153,9 +2299,9 @@ export interface components {
             /** @description Pass as cursor for the next page; null on the last page. */
             next_cursor: string | null;
             offset: number;
-            /** @description How many match, over all pages: exact while total_exact, else a lower bound (10,000). */
+            /** @description How many match, over all pages: exact while total_exact, else a lower bound (1,000). */
             total: number;
-            /** @description false when more match than are counted (10,000): count no further, page on with next_cursor. */
+            /** @description false when more match than are counted (1,000): count no further, page on with next_cursor. */
             total_exact: boolean;
         };
         /** @description The new secret. */
@@ -2260,6 +2406,17 @@ export interface components {
             /** @description A recipient gets later messages from the device (and SIM) that last sent to it or received from it, while that device is available. Default false. */
             sticky_sender: boolean;
         };
+        /** @description Your credentials for SMS Gate's client API at /3rdparty/v1 (docs/compatibility.md): the password of its Basic auth, or its Bearer token, is any of your API keys. */
+        SmsGateAccount: {
+            /** @description The base URL SMS Gate's libraries take: this server's address and `/3rdparty/v1`. */
+            url: string;
+            /** Format: uuid */
+            user_id: string;
+            /** @description The username of SMS Gate's Basic auth: your user name (your user id works too). */
+            username: string;
+            /** @description The key of the `X-Signature` of the SMS Gate-format webhooks smsgw sends you (`webhooks.signing_key` of /3rdparty/v1/settings). */
+            webhook_signing_key: string;
+        };
         /** @description A device as SMS Gate lists it (lastSeen: its creation when it never connected). */
         SmsGateDevice: {
             /** Format: date-time */
@@ -2294,6 +2451,20 @@ export interface components {
                 };
             };
             status: "pass" | "warn" | "fail";
+        };
+        /** @description A received SMS as SMS Gate's `IncomingMessage`. */
+        SmsGateIncomingMessage: {
+            /** @description The whole text. */
+            contentPreview: string;
+            /** Format: date-time */
+            createdAt: string;
+            id: string;
+            /** @description The receiving SIM's number, when the device knows it. */
+            recipient?: string;
+            sender: string;
+            simNumber?: number;
+            /** @constant */
+            type: "SMS";
         };
         /**
          * @description A message to one or more recipients: one smsgw batch.
@@ -2347,6 +2518,53 @@ export interface components {
             };
         };
         /**
+         * @description The account's SMS Gate settings; what applies to phones reaches them (docs/compatibility.md).
+         * @example {
+         *       "messages": {
+         *         "limit_period": "PerMinute",
+         *         "limit_value": 10,
+         *         "send_interval_min": 2,
+         *         "send_interval_max": 5
+         *       }
+         *     }
+         */
+        SmsGateSettings: {
+            encryption?: {
+                passphrase?: string | null;
+            } | null;
+            gateway?: {
+                cloud_url?: string | null;
+                notification_channel?: ("AUTO" | "SSE_ONLY") | null;
+                private_token?: string | null;
+            } | null;
+            logs?: {
+                lifetime_days?: number | null;
+            } | null;
+            messages?: {
+                limit_period?: ("Disabled" | "PerMinute" | "Per30Minutes" | "PerHour" | "PerDay") | null;
+                limit_value?: number | null;
+                log_lifetime_days?: number | null;
+                processing_order?: ("LIFO" | "FIFO") | null;
+                send_interval_max?: number | null;
+                send_interval_min?: number | null;
+                sim_selection_mode?: ("OSDefault" | "RoundRobin" | "Random") | null;
+                work_hours_enabled?: boolean | null;
+                work_hours_end?: string | null;
+                work_hours_start?: string | null;
+            } | null;
+            ping?: {
+                interval_seconds?: number | null;
+            } | null;
+            receiver?: {
+                content_provider_enabled?: boolean | null;
+            } | null;
+            webhooks?: {
+                internet_required?: boolean | null;
+                retry_count?: number | null;
+                signing_key?: string | null;
+            } | null;
+        };
+        /**
          * @example {
          *       "scopes": [
          *         "messages:send",
@@ -2374,6 +2592,16 @@ export interface components {
             refresh_token: string;
             /** @constant */
             token_type: "Bearer";
+        };
+        /** @description A webhook endpoint in SMS Gate's format, signed with X-Signature (the settings' webhooks.signing_key). */
+        SmsGateWebhook: {
+            /** @description Only this device's events; null: every device's. */
+            deviceId: string | null;
+            /** @description One of sms:received, sms:sent, sms:delivered, sms:failed, sms:cancelled, system:ping. */
+            event: string;
+            /** @description Your id for the endpoint; registering the same id again replaces it. */
+            id: string;
+            url: string;
         };
         /** @description A message template; {{name}} and {{phone}} are filled per recipient. */
         Template: {
@@ -2453,6 +2681,35 @@ export interface components {
             };
             to: string;
             uri: string;
+        };
+        /** @description The POST of one received SMS to its Twilio URL, and what its answer did. */
+        TwilioSmsDelivery: {
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            device_id: string;
+            from: string;
+            id: string;
+            last_attempt_at: string | null;
+            /** @description Why the last attempt failed; for a 2xx answer, why its TwiML sent no reply (it does not parse, or the send was refused). */
+            last_error: string | null;
+            last_status_code: number | null;
+            /** @description Set exactly while the delivery is pending. */
+            next_attempt_at: string | null;
+            /** @description The received SMS (GET /api/v1/sms/received); its MessageSid is `SM` and this id without dashes. */
+            received_id: string;
+            /** @enum {unknown} */
+            state: "pending" | "succeeded" | "failed";
+            /** @description The Twilio URL of the device or SIM when the SMS arrived. */
+            url: string;
+        };
+        /** @description One page of TwilioSmsDelivery records. */
+        TwilioSmsDeliveryPage: {
+            data: components["schemas"]["TwilioSmsDelivery"][];
+            limit: number;
+            offset: number;
+            /** @description How many match, over all pages. */
+            total: number;
         };
         /** @description An endpoint that receives signed events (Standard Webhooks). */
         Webhook: {
@@ -3007,6 +3264,196 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SmsGateHealth"];
+                };
+            };
+        };
+    };
+    get3rdpartyInbox: {
+        parameters: {
+            query?: {
+                deviceId?: string;
+                from?: string;
+                /** @description Accepted (client-ts sends it); SMS have no attachments. */
+                includeAttachments?: boolean;
+                limit?: number;
+                offset?: number;
+                to?: string;
+                /** @description smsgw receives SMS only: any other type lists nothing. */
+                type?: "SMS" | "DATA_SMS" | "MMS" | "MMS_DOWNLOADED";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: list received SMS, newest first, the total in X-Total-Count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateIncomingMessage"][];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyInboxRefresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-01-01T00:00:00Z",
+                 *       "until": "2026-01-01T23:59:59Z",
+                 *       "webhookDelivery": "Individual"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Only this device's SMS; absent: every device's. */
+                    deviceId?: string | null;
+                    messageTypes?: ("SMS" | "MMS")[] | null;
+                    /** Format: date-time */
+                    since: string;
+                    triggerWebhooks?: boolean | null;
+                    /** Format: date-time */
+                    until: string;
+                    webhookDelivery?: ("Disabled" | "Individual" | "Batch") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description `Accepted`, as upstream's server answers. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
                 };
             };
         };
@@ -3639,6 +4086,415 @@ export interface operations {
             };
             /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's SMS Gate settings; what applies to phones reaches them (docs/compatibility.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": {
+                     *         "limit_period": "PerMinute",
+                     *         "limit_value": 10,
+                     *         "send_interval_min": 2,
+                     *         "send_interval_max": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SmsGateSettings"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    put3rdpartySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "messages": {
+                 *         "limit_period": "PerMinute",
+                 *         "limit_value": 10,
+                 *         "send_interval_min": 2,
+                 *         "send_interval_max": 5
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsGateSettings"];
+            };
+        };
+        responses: {
+            /** @description The account's SMS Gate settings; what applies to phones reaches them (docs/compatibility.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": {
+                     *         "limit_period": "PerMinute",
+                     *         "limit_value": 10,
+                     *         "send_interval_min": 2,
+                     *         "send_interval_max": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SmsGateSettings"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    patch3rdpartySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "messages": {
+                 *         "limit_period": "PerMinute",
+                 *         "limit_value": 10,
+                 *         "send_interval_min": 2,
+                 *         "send_interval_max": 5
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsGateSettings"];
+            };
+        };
+        responses: {
+            /** @description The account's SMS Gate settings; what applies to phones reaches them (docs/compatibility.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": {
+                     *         "limit_period": "PerMinute",
+                     *         "limit_value": 10,
+                     *         "send_interval_min": 2,
+                     *         "send_interval_max": 5
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SmsGateSettings"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    get3rdpartyWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: list webhooks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateWebhook"][];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    post3rdpartyWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.org/hooks/sms",
+                 *       "event": "sms:received"
+                 *     }
+                 */
+                "application/json": {
+                    deviceId?: string | null;
+                    /** @description One of sms:received, sms:sent, sms:delivered, sms:failed, sms:cancelled, system:ping. */
+                    event: string;
+                    /** @description Absent: smsgw makes one. */
+                    id?: string | null;
+                    /** @description http(s) under smsgw's address rules (plain http is allowed, unlike upstream). */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A webhook endpoint in SMS Gate's format, signed with X-Signature (the settings' webhooks.signing_key). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateWebhook"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+        };
+    };
+    delete3rdpartyWebhooksById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateError"];
+                };
+            };
+            /** @description An error of the SMS Gate client API: `{message}` alone, as upstream. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5954,14 +6810,19 @@ export interface operations {
     };
     getDevices: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next_cursor` of the previous page: the devices after it. */
+                cursor?: string;
+                /** @description Devices on the page, 1 to 500. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All your devices. */
+            /** @description A page of your devices, oldest first (100 unless limit says otherwise). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6173,6 +7034,7 @@ export interface operations {
                      *       "segments_per_day": 300,
                      *       "segments_per_month": null,
                      *       "unique_recipients_per_month": null,
+                     *       "twilio_sms_url": "https://example.com/sms",
                      *       "sims": [],
                      *       "usage": {
                      *         "segments_per_hour": {
@@ -6407,7 +7269,7 @@ export interface operations {
                     segments_per_hour?: number | null;
                     /** @description At most this many message parts (segments) per UTC calendar month (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
                     segments_per_month?: number | null;
-                    /** @description Budgets per SIM: fields left out stay, null removes one. smsgw then picks a SIM with room and passes its `sim_number`. */
+                    /** @description Budgets and Twilio incoming-SMS URLs per SIM: fields left out stay, null removes one. smsgw then picks a SIM with room and passes its `sim_number`; a SIM's URL wins over the device's. */
                     sims?: {
                         /** @description At most this many message parts (segments) per UTC calendar day (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
                         segments_per_day?: number | null;
@@ -6417,9 +7279,13 @@ export interface operations {
                         segments_per_month?: number | null;
                         /** @description A SIM the device has (its `sim_cards`; SIM 1 when it reported none). */
                         sim_number: number;
+                        /** @description Each SMS received here is POSTed to this URL as Twilio does (form-encoded, X-Twilio-Signature), and its TwiML answer sends the replies (null: none). */
+                        twilio_sms_url?: string | null;
                         /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
                         unique_recipients_per_month?: number | null;
                     }[];
+                    /** @description Each SMS received here is POSTed to this URL as Twilio does (form-encoded, X-Twilio-Signature), and its TwiML answer sends the replies (null: none). */
+                    twilio_sms_url?: string | null;
                     /** @description At most this many different recipients per UTC calendar month (a recipient already sent to costs nothing more) (null: no limit). Round-robin skips a device or SIM without room; messages named for it wait. */
                     unique_recipients_per_month?: number | null;
                 };
@@ -6465,6 +7331,7 @@ export interface operations {
                      *       "segments_per_day": 300,
                      *       "segments_per_month": null,
                      *       "unique_recipients_per_month": null,
+                     *       "twilio_sms_url": "https://example.com/sms",
                      *       "sims": [],
                      *       "usage": {
                      *         "segments_per_hour": {
@@ -6499,6 +7366,7 @@ export interface operations {
             /**
              * @description Bad Request, error code:
              *     - `invalid_request`: The request is not valid.
+             *     - `invalid_webhook_url`: The webhook URL is not allowed.
              */
             400: {
                 headers: {
@@ -6507,7 +7375,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_request";
+                        error?: "invalid_request" | "invalid_webhook_url";
                     };
                 };
             };
@@ -8196,6 +9064,86 @@ export interface operations {
             };
         };
     };
+    getSmsGate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your credentials for SMS Gate's client API at /3rdparty/v1 (docs/compatibility.md): the password of its Basic auth, or its Bearer token, is any of your API keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SmsGateAccount"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unauthorized";
+                    };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+        };
+    };
     getSmsById: {
         parameters: {
             query?: never;
@@ -9600,6 +10548,89 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TwilioAccount"];
+                };
+            };
+            /**
+             * @description Unauthorized, error code:
+             *     - `unauthorized`: Authentication required
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "unauthorized";
+                    };
+                };
+            };
+            /**
+             * @description Forbidden, error code:
+             *     - `forbidden`: This operation requires an API key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "forbidden";
+                    };
+                };
+            };
+            /**
+             * @description Too Many Requests, error code:
+             *     - `rate_limited`: Too many requests, slow down.
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                    };
+                };
+            };
+        };
+    };
+    getTwilioSmsDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of TwilioSmsDelivery records. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwilioSmsDeliveryPage"];
+                };
+            };
+            /**
+             * @description Bad Request, error code:
+             *     - `invalid_request`: The request is not valid.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                    };
                 };
             };
             /**
@@ -11446,7 +12477,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: the phone’s settings: event stream only, the key it signs its webhooks with, its ping interval and its rate limit. */
+            /** @description OK: the phone’s settings: event stream only, the key it signs its webhooks with, its ping interval, its rate limit, and what applies of the account’s SMS Gate settings. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11457,13 +12488,29 @@ export interface operations {
                             /** @enum {string} */
                             notification_channel: "SSE_ONLY";
                         };
+                        logs?: {
+                            lifetime_days?: number;
+                        };
                         messages?: {
                             /** @enum {unknown} */
-                            limit_period: "PerMinute" | "PerHour" | "PerDay";
-                            limit_value: number;
+                            limit_period?: "Disabled" | "PerMinute" | "Per30Minutes" | "PerHour" | "PerDay";
+                            limit_value?: number;
+                            log_lifetime_days?: number;
+                            /** @enum {unknown} */
+                            processing_order?: "LIFO" | "FIFO";
+                            send_interval_max?: number;
+                            send_interval_min?: number;
+                            /** @enum {unknown} */
+                            sim_selection_mode?: "OSDefault" | "RoundRobin" | "Random";
+                            work_hours_enabled?: boolean;
+                            work_hours_end?: string;
+                            work_hours_start?: string;
                         };
                         ping: {
                             interval_seconds: number;
+                        };
+                        receiver?: {
+                            content_provider_enabled?: boolean;
                         };
                         webhooks: {
                             signing_key: string;
@@ -11730,6 +12777,7 @@ export interface operations {
                  *         "segments_per_day": 300,
                  *         "segments_per_month": null,
                  *         "unique_recipients_per_month": null,
+                 *         "twilio_sms_url": "https://example.com/sms",
                  *         "sims": [],
                  *         "usage": {
                  *           "segments_per_hour": {
@@ -11840,6 +12888,7 @@ export interface operations {
                  *         "segments_per_day": 300,
                  *         "segments_per_month": null,
                  *         "unique_recipients_per_month": null,
+                 *         "twilio_sms_url": "https://example.com/sms",
                  *         "sims": [],
                  *         "usage": {
                  *           "segments_per_hour": {
@@ -11950,6 +12999,7 @@ export interface operations {
                  *         "segments_per_day": 300,
                  *         "segments_per_month": null,
                  *         "unique_recipients_per_month": null,
+                 *         "twilio_sms_url": "https://example.com/sms",
                  *         "sims": [],
                  *         "usage": {
                  *           "segments_per_hour": {

@@ -1,7 +1,7 @@
 import type { MessageFields } from '../message-record.ts';
 
 /**
- * Per-send callbacks (Kannel's `dlr-url`, next Twilio's `StatusCallback`): a send names a URL, a
+ * Per-send callbacks (Kannel's `dlr-url`, Twilio's `StatusCallback`): a send names a URL, a
  * format and the events it wants; the webhook engine renders each selected event of its messages
  * with the format's renderer and delivers it, with the retries and address rules of any webhook.
  */
@@ -57,12 +57,20 @@ export interface CallbackRequest {
 }
 
 /**
- * Turns an occurrence into the request the peer's clients expect. A renderer that signs (Twilio's
- * `X-Twilio-Signature`) gets its key through `context` or a new argument; the engine only sends.
+ * What the engine reads for a renderer each time it sends, rather than storing it with the send:
+ * a key rotated after the send signs what is sent after the rotation.
  */
-export type CallbackRenderer = (target: CallbackTarget, occurrence: CallbackOccurrence) => CallbackRequest;
+export interface CallbackLoaded {
+  /** The key the format signs with (Twilio's: the account's current Auth Token); null for a format that does not sign. */
+  signingKey: string | null;
+  /** The phone number of the SIM that sends (or sent) the message, when its device reported one. */
+  senderNumber: string | null;
+}
 
-export const CALLBACK_FORMATS = ['kannel'] as const;
+/** Turns an occurrence into the request the peer's clients expect; the engine only sends. */
+export type CallbackRenderer = (target: CallbackTarget, occurrence: CallbackOccurrence, loaded: CallbackLoaded) => CallbackRequest;
+
+export const CALLBACK_FORMATS = ['kannel', 'twilio'] as const;
 export type CallbackFormat = (typeof CALLBACK_FORMATS)[number];
 
 export function isCallbackFormat(value: string): value is CallbackFormat {

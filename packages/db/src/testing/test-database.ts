@@ -27,7 +27,9 @@ async function withAdmin<T>(baseUrl: string, fn: (client: pg.Client) => Promise<
 export async function prepareTemplateDatabase(baseUrl: string): Promise<string> {
   const migrations = await readMigrations();
   // Names too: a renamed migration would otherwise reuse a template that recorded the old name (the API refuses to start on it).
-  const digest = createHash('sha256').update(migrations.map((m) => `${m.name}:${m.checksum}`).join()).digest('hex');
+  const digest = createHash('sha256')
+    .update(migrations.map((m) => `${m.name}:${m.checksum}`).join())
+    .digest('hex');
   const name = `smsgw_template_${digest.slice(0, 12)}`;
   await withAdmin(baseUrl, async (admin) => {
     // One setup at a time per server, so that concurrent test runs do not build the template twice.

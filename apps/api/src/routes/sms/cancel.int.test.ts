@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assignMessages, offerMessages } from '@smsgw/db';
 import { call, createTestUser, send, startTestApi, uniquePhone as phone, type TestApi, type TestUser } from '../../testing/test-api.ts';
-import { enrolConnectedPhone, openPhoneStream, phoneRequest } from '../mobile/test-phone.ts';
+import { enrolConnectedPhone, openPhoneStream, phoneRequest } from '../../testing/test-phone.ts';
 
 /** Cancel (decisions.md, "Cancel"): before a device has a message, and after, by protocol and app version. */
 let api: TestApi;
@@ -36,7 +36,9 @@ describe('POST /api/v1/sms/:id/cancel', () => {
     const user = await createTestUser(api.db);
     const hook = await call(api.app, user.apiKey, 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/smsgw', events: ['message.cancelled'] });
     expect(hook.statusCode).toBe(201);
-    const { ids: [id] } = await sendTo(user, 1);
+    const {
+      ids: [id],
+    } = await sendTo(user, 1);
     expect(await used(user.userId)).toBe(1);
 
     const res = await cancel(user.apiKey, id!);
@@ -55,7 +57,9 @@ describe('POST /api/v1/sms/:id/cancel', () => {
 
   it('cancels a message assigned but never offered; a cancelled message is never offered, and a repeat answers the same', async () => {
     const user = await createTestUser(api.db);
-    const { ids: [id] } = await sendTo(user, 1);
+    const {
+      ids: [id],
+    } = await sendTo(user, 1);
     await handTo(user.deviceId!, [id!], false);
     expect((await cancel(user.apiKey, id!)).statusCode).toBe(200);
     expect(await offerMessages(api.sql, { deviceId: user.deviceId!, limit: 10, order: 'oldest', now: new Date() })).toEqual([]);
@@ -67,7 +71,9 @@ describe('POST /api/v1/sms/:id/cancel', () => {
 
   it('never takes the quota below 0', async () => {
     const user = await createTestUser(api.db);
-    const { ids: [id] } = await sendTo(user, 1);
+    const {
+      ids: [id],
+    } = await sendTo(user, 1);
     await api.db.quotaUsage.updateMany({ where: { userId: user.userId }, data: { used: 0 } });
     expect((await cancel(user.apiKey, id!)).statusCode).toBe(200);
     expect(await used(user.userId)).toBe(0);
@@ -75,7 +81,9 @@ describe('POST /api/v1/sms/:id/cancel', () => {
 
   it('answers 409 not_cancellable for a message a native device has taken, and changes nothing', async () => {
     const user = await createTestUser(api.db);
-    const { ids: [id] } = await sendTo(user, 1);
+    const {
+      ids: [id],
+    } = await sendTo(user, 1);
     await handTo(user.deviceId!, [id!], true);
     const res = await cancel(user.apiKey, id!);
     expect(res.statusCode).toBe(409);
@@ -86,7 +94,9 @@ describe('POST /api/v1/sms/:id/cancel', () => {
 
   it.each([['sending'], ['sent'], ['delivered'], ['failed']] as const)('answers 409 for a message in state %s', async (state) => {
     const user = await createTestUser(api.db);
-    const { ids: [id] } = await sendTo(user, 1);
+    const {
+      ids: [id],
+    } = await sendTo(user, 1);
     await api.db.message.update({ where: { id: id! }, data: { state, deviceId: user.deviceId!, offeredAt: new Date() } });
     const res = await cancel(user.apiKey, id!);
     expect(res.statusCode).toBe(409);
@@ -97,7 +107,9 @@ describe('POST /api/v1/sms/:id/cancel', () => {
   it('answers 404 for another user’s message, an unknown id and a malformed one, and changes nothing', async () => {
     const owner = await createTestUser(api.db);
     const other = await createTestUser(api.db);
-    const { ids: [id] } = await sendTo(owner, 1);
+    const {
+      ids: [id],
+    } = await sendTo(owner, 1);
     for (const target of [id!, '0195f4c2-7a1e-7c3b-9d2a-3f1e8b6a4c10', 'nope']) {
       const res = await cancel(other.apiKey, target);
       expect(res.statusCode).toBe(404);
@@ -114,7 +126,9 @@ describe('cancel of a message an SMS Gate phone holds', () => {
     const user = await createTestUser(api.db, { devices: 0 });
     const enrolled = await enrolConnectedPhone(api.app, api.db, user.userId);
     await api.db.device.update({ where: { id: enrolled.id }, data: { appVersion: version } });
-    const { ids: [id] } = await sendTo(user, 1);
+    const {
+      ids: [id],
+    } = await sendTo(user, 1);
     await handTo(enrolled.id, [id!], true);
     return { user, phone: enrolled, id: id! };
   }
@@ -152,7 +166,10 @@ describe('cancel of a message an SMS Gate phone holds', () => {
     await api.db.message.update({ where: { id }, data: { state: 'sent', sentAt: new Date() } });
     expect(await used(user.userId)).toBe(1);
     const again = await cancel(user.apiKey, id);
-    expect({ status: again.statusCode, message: again.json().message }).toEqual({ status: 409, message: 'The message cannot be cancelled: Its device has sent the message already; it cannot be taken back.' });
+    expect({ status: again.statusCode, message: again.json().message }).toEqual({
+      status: 409,
+      message: 'The message cannot be cancelled: Its device has sent the message already; it cannot be taken back.',
+    });
   });
 
   it('tells the phone MessageCancelled on its stream, live and again when the stream opens; an older app is never told', async () => {
@@ -198,7 +215,13 @@ describe('POST /api/v1/sms/batch/:batch_id/cancel', () => {
 
     const res = await cancelBatch(user.apiKey, batchId!);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ batch_id: batchId, cancelled: 3, cancelling: 0, not_cancelled: 2, not_cancelled_ids: expect.arrayContaining([ids[3], ids[4]]) });
+    expect(res.json()).toEqual({
+      batch_id: batchId,
+      cancelled: 3,
+      cancelling: 0,
+      not_cancelled: 2,
+      not_cancelled_ids: expect.arrayContaining([ids[3], ids[4]]),
+    });
     expect(await used(user.userId)).toBe(2);
     expect((await cancelBatch(user.apiKey, batchId!)).json()).toMatchObject({ cancelled: 3, not_cancelled: 2 });
   });

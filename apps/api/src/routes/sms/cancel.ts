@@ -26,7 +26,7 @@ const cancelRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (targets.length === 0) throw new AppError('not_found', 'Message not found');
       const { cancelling, refused } = await cancelTargets(app, userId, targets);
       if (refused[0]) throw new AppError('not_cancellable', `The message cannot be cancelled: ${refused[0].reason}`);
-      const message = await findMessage(app.db, { userId, id });
+      const message = await findMessage(app.sql, { userId, id });
       if (!message) throw new AppError('not_found', 'Message not found');
       return reply.status(cancelling.length > 0 ? 202 : 200).send(toMessageRecord(message));
     },

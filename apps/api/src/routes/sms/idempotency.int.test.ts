@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDevice } from '@smsgw/db';
-import { createTestUser, send, sendFootprint, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
+import { call, createTestUser, send, sendFootprint, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -125,6 +125,8 @@ describe('Idempotency-Key on POST /api/sms/send', () => {
     const refused = await send(api.app, apiKey, payload, withKey(key));
     expect(refused.statusCode).toBe(402);
     await api.db.user.update({ where: { id: user.id }, data: { monthlyQuota: 10 } });
+    // As an operator's change: it reaches the API's credential cache within a second.
+    await vi.waitFor(async () => expect((await call(api.app, apiKey, 'GET', '/api/v1/quota')).json().limit).toBe(10), { timeout: 1000, interval: 10 });
 
     const retried = await send(api.app, apiKey, payload, withKey(key));
 

@@ -11,8 +11,16 @@ import cancelRoutes from './cancel.ts';
 import { IdempotencyHeaders, ListQuery, MessageList, SendBody, SendResponse, SendTemplateBody } from './schemas.ts';
 
 const SEND_ERRORS = [
-  'invalid_request', 'invalid_phone_number', 'too_many_recipients', 'group_not_found', 'device_not_found',
-  'quota_exceeded', 'idempotency_key_in_use', 'idempotency_key_reused', 'no_devices', 'service_unavailable',
+  'invalid_request',
+  'invalid_phone_number',
+  'too_many_recipients',
+  'group_not_found',
+  'device_not_found',
+  'quota_exceeded',
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
+  'no_devices',
+  'service_unavailable',
 ] as const;
 const sendErrors = { ...errors(...SEND_ERRORS), ...authErrors };
 
@@ -66,21 +74,18 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       withIdempotencyKey(request, reply, async (idempotency) => {
         const { recipients, template_id, variables = {}, group_ids, device_id } = request.body;
         const userId = request.auth.user.id;
-        const response = await sendMessages(
-          sendDeps(app),
-          {
-            user: request.auth.user,
-            recipients,
-            groupIds: group_ids ?? [],
-            deviceId: device_id,
-            ...deliveryOf(request.body),
-            compose: async (to) => {
-              const template = await loadTemplateForSend(app.db, { userId, templateId: template_id, variables });
-              return renderForRecipients(app.db, { userId, template, variables, recipients: to });
-            },
-            idempotency,
+        const response = await sendMessages(sendDeps(app), {
+          user: request.auth.user,
+          recipients,
+          groupIds: group_ids ?? [],
+          deviceId: device_id,
+          ...deliveryOf(request.body),
+          compose: async (to) => {
+            const template = await loadTemplateForSend(app.sql, { userId, templateId: template_id, variables });
+            return renderForRecipients(app.sql, { userId, template, variables, recipients: to });
           },
-        );
+          idempotency,
+        });
         app.metrics.messagesAccepted.inc({ endpoint: 'send-template' }, response.recipients_count);
         return response;
       }),
@@ -93,7 +98,7 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags: ['sms'], summary: 'Get one message', params: IdParams, response: { 200: Message, ...errors('not_found'), ...authErrors } } },
     async (request) => {
       const { id } = request.params;
-      const message = isUuid(id) ? await findMessage(app.db, { userId: request.auth.user.id, id }) : null;
+      const message = isUuid(id) ? await findMessage(app.sql, { userId: request.auth.user.id, id }) : null;
       if (!message) throw new AppError('not_found', 'Message not found');
       return toMessageRecord(message);
     },
@@ -101,11 +106,18 @@ const smsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/api/v1/sms',
-    { schema: { tags: ['sms'], summary: 'List messages, newest first', querystring: ListQuery, response: { 200: MessageList, ...errors('invalid_request'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['sms'],
+        summary: 'List messages, newest first',
+        querystring: ListQuery,
+        response: { 200: MessageList, ...errors('invalid_request'), ...authErrors },
+      },
+    },
     async (request) => {
       const { status, to, batch_id, device_id, limit, offset } = request.query;
       const cursor = cursorOf(request.query);
-      const result = await listMessages(app.db, {
+      const result = await listMessages(app.listingSql, {
         userId: request.auth.user.id,
         states: status === undefined ? undefined : statesMatching(status),
         to,

@@ -43,7 +43,9 @@ describe('a message sent through a named device', () => {
 
     const all = (await call(api.app, apiKey, 'GET', '/api/v1/sms')).json();
     expect(Object.fromEntries(all.data.map((m: { id: string; device_id: string | null }) => [m.id, m.device_id]))).toEqual({
-      [pinned[0]!]: named, [pinned[1]!]: named, [free!]: null,
+      [pinned[0]!]: named,
+      [pinned[1]!]: named,
+      [free!]: null,
     });
 
     const byNamed = (await call(api.app, apiKey, 'GET', `/api/v1/sms?device_id=${named}`)).json();

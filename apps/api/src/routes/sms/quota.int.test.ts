@@ -69,7 +69,11 @@ describe('GET /api/v1/quota', () => {
     const res = await getQuota(apiKey, '/api/plans/quota');
 
     expect(res.json()).toMatchObject({
-      plan: 'self-hosted', sms_sent_this_month: 3, max_sms_per_month: 42, devices_registered: devicesBefore + 1, max_devices: null,
+      plan: 'self-hosted',
+      sms_sent_this_month: 3,
+      max_sms_per_month: 42,
+      devices_registered: devicesBefore + 1,
+      max_devices: null,
     });
   });
 

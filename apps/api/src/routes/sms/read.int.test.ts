@@ -25,7 +25,12 @@ function getMessage(apiKey: string, id: string) {
 }
 
 function list(apiKey: string, query: Record<string, string | number> = {}) {
-  return api.app.inject({ method: 'GET', url: '/api/v1/sms', query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])), headers: { authorization: `Bearer ${apiKey}` } });
+  return api.app.inject({
+    method: 'GET',
+    url: '/api/v1/sms',
+    query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])),
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
 }
 
 /** Stores `count` messages of the user directly, one second apart, oldest first; returns their ids oldest first. */
@@ -219,6 +224,17 @@ describe('GET /api/v1/sms: paging', () => {
     expect((await list(apiKey, { cursor: next_cursor, offset: 0 })).statusCode).toBe(200);
   });
 
+  it('counts up to 1,000, says 1,000 with total_exact false above, and pages on past it by offset and has_more', async () => {
+    const { apiKey, user } = await createTestUser(api.db);
+    const newestFirst = (await storeMessages(user.id, 1000)).reverse();
+    expect((await list(apiKey, { limit: 1 })).json()).toMatchObject({ total: 1000, total_exact: true });
+    newestFirst.unshift(...(await storeMessages(user.id, 5, { createdAt: new Date('2026-11-22T10:00:00.000Z') })).reverse());
+    expect((await list(apiKey, { limit: 1 })).json()).toMatchObject({ total: 1000, total_exact: false, has_more: true });
+    const past = (await list(apiKey, { limit: 10, offset: 1000 })).json();
+    expect(past).toMatchObject({ total: 1000, total_exact: false, has_more: false, next_cursor: null, offset: 1000 });
+    expect(past.data.map((m: { id: string }) => m.id)).toEqual(newestFirst.slice(1000));
+  });
+
   it('accepts limit 100 and 1', async () => {
     const { apiKey, user } = await createTestUser(api.db);
     const newestFirst = (await storeMessages(user.id, 105)).reverse();
@@ -234,7 +250,16 @@ describe('GET /api/v1/sms: paging', () => {
     const at = new Date('2026-11-22T08:00:00.000Z');
     const ids = [newId(), newId(), newId()];
     await api.db.message.createMany({
-      data: ids.map((id, i) => ({ id, userId: user.id, to: phone(), body: `same ${i}`, segments: 1, encoding: 'GSM_7' as const, createdAt: at, updatedAt: at })),
+      data: ids.map((id, i) => ({
+        id,
+        userId: user.id,
+        to: phone(),
+        body: `same ${i}`,
+        segments: 1,
+        encoding: 'GSM_7' as const,
+        createdAt: at,
+        updatedAt: at,
+      })),
     });
     const page = (await list(apiKey)).json();
     expect(page.data.map((m: { id: string }) => m.id)).toEqual([...ids].sort().reverse());

@@ -36,7 +36,10 @@ async function receive(deviceToken: string, messages: InboundItem[]): Promise<{ 
 }
 
 const sms = (fields: Partial<InboundItem> = {}): InboundItem => ({
-  from: uniquePhone(), message: `hello ${randomBytes(3).toString('hex')}`, received_at: '2026-11-21T10:00:00.000Z', ...fields,
+  from: uniquePhone(),
+  message: `hello ${randomBytes(3).toString('hex')}`,
+  received_at: '2026-11-21T10:00:00.000Z',
+  ...fields,
 });
 
 function list(apiKey: string, query: Record<string, string | number> = {}) {
@@ -48,8 +51,13 @@ function list(apiKey: string, query: Record<string, string | number> = {}) {
 async function storeReceived(userId: string, deviceId: string, count: number, fields: { from?: string; createdAt?: Date } = {}): Promise<string[]> {
   const base = fields.createdAt ?? new Date('2026-11-21T10:00:00.000Z');
   const rows = Array.from({ length: count }, (_, i) => ({
-    id: newId(), userId, deviceId, from: fields.from ?? uniquePhone(), body: `sms ${i}`,
-    receivedAt: new Date(base.getTime() + i * 1000 - 500), createdAt: new Date(base.getTime() + i * 1000),
+    id: newId(),
+    userId,
+    deviceId,
+    from: fields.from ?? uniquePhone(),
+    body: `sms ${i}`,
+    receivedAt: new Date(base.getTime() + i * 1000 - 500),
+    createdAt: new Date(base.getTime() + i * 1000),
   }));
   await api.db.receivedMessage.createMany({ data: rows });
   return rows.map((r) => r.id);
@@ -60,19 +68,30 @@ describe('GET /api/v1/sms/received and /:id', () => {
     const { apiKey, devices, deviceId } = await createTestUser(api.db);
     const from = uniquePhone();
     const to = uniquePhone();
-    await receive(devices[0]!.token, [
-      { id: 'sim-1', from, to, message: 'Your code is 1234', received_at: '2026-11-21T12:03:05.123+02:00', sim_number: 2 },
-    ]);
+    await receive(devices[0]!.token, [{ id: 'sim-1', from, to, message: 'Your code is 1234', received_at: '2026-11-21T12:03:05.123+02:00', sim_number: 2 }]);
 
     const res = await list(apiKey);
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toEqual({
-      data: [{
-        id: expect.any(String), from, to, message: 'Your code is 1234', device_id: deviceId, sim_number: 2,
-        received_at: '2026-11-21T10:03:05.123Z', created_at: expect.stringMatching(ISO_MS),
-      }],
-      total: 1, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 0,
+      data: [
+        {
+          id: expect.any(String),
+          from,
+          to,
+          message: 'Your code is 1234',
+          device_id: deviceId,
+          sim_number: 2,
+          received_at: '2026-11-21T10:03:05.123Z',
+          created_at: expect.stringMatching(ISO_MS),
+        },
+      ],
+      total: 1,
+      total_exact: true,
+      has_more: false,
+      next_cursor: null,
+      limit: 20,
+      offset: 0,
     });
     const one = await call(api.app, apiKey, 'GET', `/api/v1/sms/received/${body.data[0].id}`);
     expect(one.statusCode).toBe(200);
@@ -111,7 +130,15 @@ describe('GET /api/v1/sms/received and /:id', () => {
     const page = (await list(apiKey, { limit: 2, offset: 3 })).json();
     expect(page).toEqual({ data: expect.any(Array), total: 7, total_exact: true, has_more: true, next_cursor: expect.any(String), limit: 2, offset: 3 });
     expect(page.data.map((r: { id: string }) => r.id)).toEqual([ids[3], ids[2]]);
-    expect((await list(apiKey, { offset: 7 })).json()).toEqual({ data: [], total: 7, total_exact: true, has_more: false, next_cursor: null, limit: 20, offset: 7 });
+    expect((await list(apiKey, { offset: 7 })).json()).toEqual({
+      data: [],
+      total: 7,
+      total_exact: true,
+      has_more: false,
+      next_cursor: null,
+      limit: 20,
+      offset: 7,
+    });
   });
 
   it('filters by exact sender and by device', async () => {
@@ -269,7 +296,10 @@ describe('message.received webhooks', () => {
     expect(deliveries).toHaveLength(1);
     const delivery = deliveries[0]!;
     expect({ webhookId: delivery.webhookId, type: delivery.type, messageId: delivery.messageId, state: delivery.state }).toEqual({
-      webhookId: subscribed.id, type: 'message.received', messageId: record.id, state: 'pending',
+      webhookId: subscribed.id,
+      type: 'message.received',
+      messageId: record.id,
+      state: 'pending',
     });
     expect(delivery.occurredAt.toISOString()).toBe(record.created_at);
     expect(delivery.data).toMatchObject({ id: record.id, from_number: item.from, to_number: item.to, body: item.message, sim_number: 1 });

@@ -32,7 +32,7 @@ const receivedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { from, device_id, limit, offset } = request.query;
       const cursor = cursorOf(request.query);
-      const result = await listReceived(app.db, { userId: request.auth.user.id, from, deviceId: device_id, limit, offset, cursor });
+      const result = await listReceived(app.listingSql, { userId: request.auth.user.id, from, deviceId: device_id, limit, offset, cursor });
       return cursorPage(result.rows.map(toReceivedRecord), result, request.query);
     },
   );
@@ -42,7 +42,7 @@ const receivedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags: ['sms'], summary: 'Get one incoming SMS', params: IdParams, response: { 200: ReceivedSms, ...errors('not_found'), ...authErrors } } },
     async (request) => {
       const { id } = request.params;
-      const received = isUuid(id) ? await findReceived(app.db, { userId: request.auth.user.id, id }) : null;
+      const received = isUuid(id) ? await findReceived(app.sql, { userId: request.auth.user.id, id }) : null;
       if (!received) throw new AppError('not_found', 'Message not found');
       return toReceivedRecord(received);
     },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignMessages } from '@smsgw/db';
 import { call, createTestUser, send, sendFootprint, startTestApi, uniquePhone as phone, type TestApi } from '../../testing/test-api.ts';
-import { enrolConnectedPhone, phoneRequest } from '../mobile/test-phone.ts';
+import { enrolConnectedPhone, phoneRequest } from '../../testing/test-phone.ts';
 
 /** send_at, valid_until / ttl_seconds and sim_number on both send endpoints (decisions.md, "Scheduled sends and validity", "SIM choice"). */
 let api: TestApi;
@@ -33,13 +33,21 @@ describe('send_at, valid_until, ttl_seconds and sim_number', () => {
     const sendAt = inSeconds(3600);
     const validUntil = inSeconds(7200);
     const res = await send(api.app, apiKey, {
-      recipients: [phone(), phone()], body: 'later', send_at: sendAt.toISOString().replace('Z', '+00:00'), valid_until: validUntil.toISOString(), sim_number: 2,
+      recipients: [phone(), phone()],
+      body: 'later',
+      send_at: sendAt.toISOString().replace('Z', '+00:00'),
+      valid_until: validUntil.toISOString(),
+      sim_number: 2,
     });
     expect(res.statusCode).toBe(200);
     const ids: string[] = res.json().message_ids;
     for (const id of ids) {
       expect(await record(apiKey, id)).toMatchObject({
-        status: 'queued', state: 'pending', send_at: sendAt.toISOString(), valid_until: validUntil.toISOString(), sim_number: 2,
+        status: 'queued',
+        state: 'pending',
+        send_at: sendAt.toISOString(),
+        valid_until: validUntil.toISOString(),
+        sim_number: 2,
       });
       const job = await api.queue.getJob(id);
       expect(await job?.getState()).toBe('delayed');
@@ -53,11 +61,21 @@ describe('send_at, valid_until, ttl_seconds and sim_number', () => {
     const template = await createTemplate(apiKey);
     const sendAt = inSeconds(600);
     const res = await call(api.app, apiKey, 'POST', '/api/sms/send-template', {
-      recipients: [phone()], template_id: template, variables: { code: '42' }, send_at: sendAt.toISOString(), ttl_seconds: 120, sim_number: 3,
+      recipients: [phone()],
+      template_id: template,
+      variables: { code: '42' },
+      send_at: sendAt.toISOString(),
+      ttl_seconds: 120,
+      sim_number: 3,
     });
     expect(res.statusCode).toBe(200);
     const shown = await record(apiKey, res.json().message_ids[0]);
-    expect(shown).toMatchObject({ message: 'Code 42', send_at: sendAt.toISOString(), valid_until: new Date(sendAt.getTime() + 120_000).toISOString(), sim_number: 3 });
+    expect(shown).toMatchObject({
+      message: 'Code 42',
+      send_at: sendAt.toISOString(),
+      valid_until: new Date(sendAt.getTime() + 120_000).toISOString(),
+      sim_number: 3,
+    });
   });
 
   it('accepts a scheduled send while no device is available (it needs one when due), and counts ttl_seconds from now without send_at', async () => {
@@ -106,7 +124,11 @@ describe('send_at, valid_until, ttl_seconds and sim_number', () => {
   it('refuses a bad sim_number on send-template too, before rendering anything', async () => {
     const { userId, apiKey } = await createTestUser(api.db);
     const before = await sendFootprint(api, userId);
-    const res = await call(api.app, apiKey, 'POST', '/api/sms/send-template', { recipients: [phone()], template_id: await createTemplate(apiKey), sim_number: 4 });
+    const res = await call(api.app, apiKey, 'POST', '/api/sms/send-template', {
+      recipients: [phone()],
+      template_id: await createTemplate(apiKey),
+      sim_number: 4,
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().message).toContain('sim_number');
     expect(await sendFootprint(api, userId)).toEqual(before);

@@ -117,7 +117,12 @@ describe('POST /api/sms/send-template: the spec errors, byte for byte', () => {
   it('answers {"message":"Missing variable: code."} for the first missing variable in template order', async () => {
     const user = await createTestUser(api.db);
     const templateId = await createTemplate(user.apiKey, '{{a}} {{name}} {{code}} {{b}} {{zz}}');
-    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId, variables: { a: '1', zz: '2' } }, 400, '{"message":"Missing variable: code."}');
+    await expectRefusedExactly(
+      user,
+      { recipients: [phone()], template_id: templateId, variables: { a: '1', zz: '2' } },
+      400,
+      '{"message":"Missing variable: code."}',
+    );
     await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 400, '{"message":"Missing variable: a."}');
   });
 
@@ -131,7 +136,12 @@ describe('POST /api/sms/send-template: the spec errors, byte for byte', () => {
   it('answers {"message":"Missing variable: constructor."} for {{constructor}} with no such variable', async () => {
     const user = await createTestUser(api.db);
     const templateId = await createTemplate(user.apiKey, '{{constructor}}');
-    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId, variables: { other: 'x' } }, 400, '{"message":"Missing variable: constructor."}');
+    await expectRefusedExactly(
+      user,
+      { recipients: [phone()], template_id: templateId, variables: { other: 'x' } },
+      400,
+      '{"message":"Missing variable: constructor."}',
+    );
   });
 
   it('renders {{toString}} when the caller gives it', async () => {
@@ -191,7 +201,12 @@ describe('POST /api/sms/send-template: the other send errors', () => {
   it('refuses a user with no available device with 503 no_devices', async () => {
     const user = await createTestUser(api.db, { devices: 0 });
     const templateId = await createTemplate(user.apiKey, 'hi');
-    await expectRefusedExactly(user, { recipients: [phone()], template_id: templateId }, 503, '{"error":"no_devices","message":"No devices available to send messages"}');
+    await expectRefusedExactly(
+      user,
+      { recipients: [phone()], template_id: templateId },
+      503,
+      '{"error":"no_devices","message":"No devices available to send messages"}',
+    );
   });
 
   it('refuses a request the quota cannot cover whole with 402 quota_exceeded', async () => {
@@ -223,7 +238,7 @@ describe('POST /api/sms/send-template: the other send errors', () => {
 });
 
 describe('POST /api/sms/send-template: rendering', () => {
-  it('fills {{name}} from the recipient\'s contact, else variables.name, and {{phone}} per recipient', async () => {
+  it("fills {{name}} from the recipient's contact, else variables.name, and {{phone}} per recipient", async () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const ada = await createContact(apiKey, 'Ada');
     const grace = await createContact(apiKey, 'Grace');
@@ -301,7 +316,7 @@ describe('POST /api/sms/send-template: rendering', () => {
     expect(await sendFootprint(api, user.userId)).toEqual(before);
   });
 
-  it('refuses the whole request when only one recipient\'s rendered text is over 1600 (a long contact name)', async () => {
+  it("refuses the whole request when only one recipient's rendered text is over 1600 (a long contact name)", async () => {
     const user = await createTestUser(api.db);
     const longName = await createContact(user.apiKey, 'n'.repeat(10));
     const templateId = await createTemplate(user.apiKey, '{{name}}{{x}}');
@@ -394,9 +409,7 @@ describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () =
     const payload = { recipients: [c, d, d], group_ids: [g1, g2, g1] };
 
     const res =
-      endpoint === 'send'
-        ? await send(api.app, apiKey, { ...payload, body: 'same' })
-        : await sendTemplate(apiKey, { ...payload, template_id: templateId });
+      endpoint === 'send' ? await send(api.app, apiKey, { ...payload, body: 'same' }) : await sendTemplate(apiKey, { ...payload, template_id: templateId });
 
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ recipients_count: 4, status: 'accepted', batch_id: expect.any(String) });
@@ -407,28 +420,31 @@ describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () =
     if (endpoint === 'send-template') for (const p of [a, b, c, d]) expect(texts[p]).toBe(`to ${p}`);
   });
 
-  it.each(['send', 'send-template'] as const)('%s: sends to a group alone (empty recipients), and refuses an empty group with no recipients', async (endpoint) => {
-    const user = await createTestUser(api.db);
-    const members = [phone(), phone()];
-    const full = await createGroup(user.apiKey, members);
-    const empty = await createGroup(user.apiKey, []);
-    const templateId = await createTemplate(user.apiKey, 'hey');
-    const go = (groupId: string) =>
-      endpoint === 'send'
-        ? send(api.app, user.apiKey, { recipients: [], group_ids: [groupId], body: 'hey' })
-        : sendTemplate(user.apiKey, { recipients: [], group_ids: [groupId], template_id: templateId });
+  it.each(['send', 'send-template'] as const)(
+    '%s: sends to a group alone (empty recipients), and refuses an empty group with no recipients',
+    async (endpoint) => {
+      const user = await createTestUser(api.db);
+      const members = [phone(), phone()];
+      const full = await createGroup(user.apiKey, members);
+      const empty = await createGroup(user.apiKey, []);
+      const templateId = await createTemplate(user.apiKey, 'hey');
+      const go = (groupId: string) =>
+        endpoint === 'send'
+          ? send(api.app, user.apiKey, { recipients: [], group_ids: [groupId], body: 'hey' })
+          : sendTemplate(user.apiKey, { recipients: [], group_ids: [groupId], template_id: templateId });
 
-    const before = await sendFootprint(api, user.userId);
-    const none = await go(empty);
-    expect(none.statusCode).toBe(400);
-    expect(none.json().error).toBe('invalid_request');
-    expect(await sendFootprint(api, user.userId)).toEqual(before);
+      const before = await sendFootprint(api, user.userId);
+      const none = await go(empty);
+      expect(none.statusCode).toBe(400);
+      expect(none.json().error).toBe('invalid_request');
+      expect(await sendFootprint(api, user.userId)).toEqual(before);
 
-    const res = await go(full);
-    expect(res.statusCode).toBe(200);
-    expect(res.json().recipients_count).toBe(2);
-    expect(Object.keys(await textsByRecipient(user.userId)).sort()).toEqual([...members].sort());
-  });
+      const res = await go(full);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().recipients_count).toBe(2);
+      expect(Object.keys(await textsByRecipient(user.userId)).sort()).toEqual([...members].sort());
+    },
+  );
 
   it("send: refuses another user's group with 400 group_not_found and stores nothing", async () => {
     const owner = await createTestUser(api.db);
@@ -446,7 +462,10 @@ describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () =
     const contacts = Array.from({ length: 10_000 }, (_, i) => ({ name: `Member ${i}`, phone: phone() }));
     const imported = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', contacts);
     expect(imported.json()).toEqual({ created: 10_000, updated: 0 });
-    const groupId = await createGroup(apiKey, contacts.map((c) => c.phone));
+    const groupId = await createGroup(
+      apiKey,
+      contacts.map((c) => c.phone),
+    );
     expect((await call(api.app, apiKey, 'GET', `/api/v1/groups/${groupId}`)).json().member_count).toBe(10_000);
     const templateId = await createTemplate(apiKey, 'Hi {{name}}');
 
@@ -463,7 +482,13 @@ describe('group expansion (POST /api/sms/send and /api/sms/send-template)', () =
   it('send: a group of 10,000 members sends 10,000 messages in one request', async () => {
     const { apiKey, userId } = await createTestUser(api.db);
     const phones = Array.from({ length: 10_000 }, phone);
-    const imported = await call(api.app, apiKey, 'POST', '/api/v1/contacts/import', phones.map((p) => ({ name: 'm', phone: p })));
+    const imported = await call(
+      api.app,
+      apiKey,
+      'POST',
+      '/api/v1/contacts/import',
+      phones.map((p) => ({ name: 'm', phone: p })),
+    );
     expect(imported.json()).toEqual({ created: 10_000, updated: 0 });
     const groupId = await createGroup(apiKey, phones);
 

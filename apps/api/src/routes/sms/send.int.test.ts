@@ -14,13 +14,7 @@ afterAll(async () => {
 });
 
 /** Sends `payload` and expects the refusal `status` + `body` with nothing stored, charged or enqueued. */
-async function expectRefused(
-  user: { apiKey: string; userId: string },
-  payload: unknown,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-) {
+async function expectRefused(user: { apiKey: string; userId: string }, payload: unknown, status: number, body: unknown, headers: Record<string, string> = {}) {
   const before = await sendFootprint(api, user.userId);
   const res = await send(api.app, user.apiKey, payload, headers);
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body });
@@ -92,9 +86,7 @@ describe('POST /api/sms/send accepts', () => {
     expect('batch_id' in body).toBe(false);
     const [id] = body.message_ids;
     const rows = await api.db.message.findMany({ where: { userId } });
-    expect(rows.map((r) => ({ id: r.id, to: r.to, batchId: r.batchId, state: r.state }))).toEqual([
-      { id, to, batchId: null, state: 'pending' },
-    ]);
+    expect(rows.map((r) => ({ id: r.id, to: r.to, batchId: r.batchId, state: r.state }))).toEqual([{ id, to, batchId: null, state: 'pending' }]);
     expect(await api.db.batch.count({ where: { userId } })).toBe(0);
     const job = await api.queue.getJob(id);
     expect({ jobId: job?.id, data: job?.data }).toEqual({ jobId: id, data: { messageId: id } });

@@ -7,7 +7,10 @@ import { ErrorBody, IdParams, Timestamp, authErrors } from '../../schemas/common
 const HOUR_MS = 3_600_000;
 
 const StatusCounts = Type.Object(
-  Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, Type.Integer({ minimum: 0 })])) as Record<(typeof MESSAGE_STATUSES)[number], ReturnType<typeof Type.Integer>>,
+  Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, Type.Integer({ minimum: 0 })])) as Record<
+    (typeof MESSAGE_STATUSES)[number],
+    ReturnType<typeof Type.Integer>
+  >,
   { description: 'Messages by their current status.' },
 );
 const StatsQuery = Type.Object({
@@ -76,9 +79,9 @@ const smsStatsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { id } = request.params;
-      const message = isUuid(id) ? await findMessage(app.db, { userId: request.auth.user.id, id }) : null;
+      const message = isUuid(id) ? await findMessage(app.sql, { userId: request.auth.user.id, id }) : null;
       if (!message) throw new AppError('not_found', 'Message not found');
-      const history = [{ state: 'pending' as const, at: message.createdAt, deviceId: null, detail: null }, ...(await listMessageEvents(app.db, id))];
+      const history = [{ state: 'pending' as const, at: message.createdAt, deviceId: null, detail: null }, ...(await listMessageEvents(app.sql, id))];
       return {
         data: history.map((h) => ({ state: h.state, status: statusOf(h.state), at: h.at.toISOString(), device_id: h.deviceId, detail: h.detail })),
       };

@@ -32,7 +32,10 @@ describe('vendel-sdk against smsgw', () => {
   it('sends a template with variables', async () => {
     const { client, apiKey, userId } = await user();
     const created = await api.app.inject({
-      method: 'POST', url: '/api/v1/templates', headers: { 'x-api-key': apiKey }, payload: { name: 'otp', body: 'Your code is {{code}}' },
+      method: 'POST',
+      url: '/api/v1/templates',
+      headers: { 'x-api-key': apiKey },
+      payload: { name: 'otp', body: 'Your code is {{code}}' },
     });
     const templateId = created.json().id as string;
     const result = await client.sendSmsTemplate([phone()], templateId, { variables: { code: '4711' } });
@@ -46,12 +49,16 @@ describe('vendel-sdk against smsgw', () => {
     await client.sendSms([phone(), phone(), phone()], 'three');
     const quota = await client.getQuota();
     expect(quota).toMatchObject({
-      plan: 'self-hosted', sms_sent_this_month: 3, max_sms_per_month: 50, devices_registered: 1, reset_date: expect.any(String),
+      plan: 'self-hosted',
+      sms_sent_this_month: 3,
+      max_sms_per_month: 50,
+      devices_registered: 1,
+      reset_date: expect.any(String),
     });
     expect(Number.isNaN(Date.parse(quota.reset_date))).toBe(false);
   });
 
-  it('raises VendelAPIError with smsgw\'s status and message for a refused request', async () => {
+  it("raises VendelAPIError with smsgw's status and message for a refused request", async () => {
     const { client } = await user();
     const error = await client.sendSms(['12345'], 'not E.164').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(VendelAPIError);

@@ -16,7 +16,8 @@ export const AUTHORIZATION_FAILED: KannelAnswer = { status: 403, text: 'Authoriz
 export const NOT_ROUTABLE: KannelAnswer = { status: 403, text: 'Not routable. Do not try again.' };
 export const TEMPORAL_FAILURE: KannelAnswer = { status: 503, text: 'Temporal failure, try again later.' };
 export const NUMBERS_DENIED: KannelAnswer = {
-  status: 400, text: 'Number(s) has/have been denied by white/black lists, or allowed/denied rules.',
+  status: 400,
+  text: 'Number(s) has/have been denied by white/black lists, or allowed/denied rules.',
 };
 
 /** A refusal in Kannel's shape: `<What> field misformed, rejected` and the like, always 400 unless given. */

@@ -8,28 +8,30 @@ import { sendsms } from './sendsms.ts';
 const param = (description: string) => Type.Optional(Type.String({ description }));
 
 /** The CGI variables of `sendsms` (Kannel's user guide, "SMS Push (send-sms) CGI Variables"), as smsgw reads them. */
-const SendsmsQuery = Type.Object(
-  {
-    username: param('The smsgw user name (alias `user`).'),
-    password: param('One of the user\'s API keys (alias `pass`).'),
-    to: param('One or several numbers separated by spaces (`+` in a query): `+4915…`, `004915…` or `4915…`.'),
-    text: param('The message (GET), in `charset`.'),
-    from: param('The sender as the client names it: reported as `%P` in DLRs; a phone sends from its own number.'),
-    coding: param('0 (7 bits, default) or 2 (UCS-2); 1 (8-bit data) is refused. smsgw encodes each text itself.'),
-    charset: param('The charset of `text`: UTF-8 by default, UTF-16BE with coding=2.'),
-    'dlr-url': param('URL called with GET for each delivery report that `dlr-mask` selects, its escape codes filled in.'),
-    'dlr-mask': param('1 delivered, 2 not delivered, 8 sent, 16 not sent (sum them); 4 is never reported.'),
-    smsc: param('The id of the smsgw device to send from (else the fleet\'s routing decides).'),
-    validity: param('Minutes the message may wait for a device.'),
-    deferred: param('Minutes to wait before sending.'),
-    priority: param('0 to 3: accepted, not used.'),
-  },
-);
+const SendsmsQuery = Type.Object({
+  username: param('The smsgw user name (alias `user`).'),
+  password: param("One of the user's API keys (alias `pass`)."),
+  to: param('One or several numbers separated by spaces (`+` in a query): `+4915…`, `004915…` or `4915…`.'),
+  text: param('The message (GET), in `charset`.'),
+  from: param('The sender as the client names it: reported as `%P` in DLRs; a phone sends from its own number.'),
+  coding: param('0 (7 bits, default) or 2 (UCS-2); 1 (8-bit data) is refused. smsgw encodes each text itself.'),
+  charset: param('The charset of `text`: UTF-8 by default, UTF-16BE with coding=2.'),
+  'dlr-url': param('URL called with GET for each delivery report that `dlr-mask` selects, its escape codes filled in.'),
+  'dlr-mask': param('1 delivered, 2 not delivered, 8 sent, 16 not sent (sum them); 4 is never reported.'),
+  smsc: param("The id of the smsgw device to send from (else the fleet's routing decides)."),
+  validity: param('Minutes the message may wait for a device.'),
+  deferred: param('Minutes to wait before sending.'),
+  priority: param('0 to 3: accepted, not used.'),
+});
 
 const headerParam = (name: string) => Type.Optional(Type.String({ description: `The \`${name}\` variable.` }));
 const SendsmsHeaders = Type.Object(
-  Object.fromEntries(['Username', 'Password', 'To', 'From', 'Coding', 'DLR-URL', 'DLR-Mask', 'SMSC', 'Validity', 'Deferred']
-    .map((name) => [`x-kannel-${name.toLowerCase()}`, headerParam(name.toLowerCase())])),
+  Object.fromEntries(
+    ['Username', 'Password', 'To', 'From', 'Coding', 'DLR-URL', 'DLR-Mask', 'SMSC', 'Validity', 'Deferred'].map((name) => [
+      `x-kannel-${name.toLowerCase()}`,
+      headerParam(name.toLowerCase()),
+    ]),
+  ),
   { additionalProperties: true },
 );
 

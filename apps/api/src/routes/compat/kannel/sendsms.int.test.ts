@@ -11,7 +11,9 @@ afterAll(async () => {
 });
 
 const cgi = (params: Record<string, string>) =>
-  `/cgi-bin/sendsms?${Object.entries(params).map(([k, v]) => `${k}=${encodeURIComponent(v).replace(/%20/g, '+')}`).join('&')}`;
+  `/cgi-bin/sendsms?${Object.entries(params)
+    .map(([k, v]) => `${k}=${encodeURIComponent(v).replace(/%20/g, '+')}`)
+    .join('&')}`;
 
 function get(url: string) {
   return api.app.inject({ method: 'GET', url });
@@ -35,7 +37,12 @@ describe('GET /cgi-bin/sendsms', () => {
     expect(res.body).toBe('0: Accepted for delivery');
     expect(res.headers['content-type']).toBe('text/html');
     const messages = await messagesOf(user.userId);
-    expect(messages.map((m) => [m.to, m.body, m.state])).toEqual([[a, 'Hello Kannel €', 'pending'], [b, 'Hello Kannel €', 'pending']].sort());
+    expect(messages.map((m) => [m.to, m.body, m.state])).toEqual(
+      [
+        [a, 'Hello Kannel €', 'pending'],
+        [b, 'Hello Kannel €', 'pending'],
+      ].sort(),
+    );
     expect(new Set(messages.map((m) => m.batchId)).size).toBe(1);
     expect(messages.every((m) => m.callbackId === null)).toBe(true);
   });
@@ -50,7 +57,9 @@ describe('GET /cgi-bin/sendsms', () => {
     const messages = await messagesOf(user.userId);
     expect(new Set(messages.map((m) => m.callbackId)).size).toBe(1);
     expect(messages[0]!.callback).toMatchObject({
-      url: dlr, format: 'kannel', events: ['sent', 'delivered'],
+      url: dlr,
+      format: 'kannel',
+      events: ['sent', 'delivered'],
       context: { from: '+15550001', username: user.user.name, coding: 0, numbers: { [a]: a.slice(1) } },
     });
     expect(await api.db.messageCallback.count({ where: { userId: user.userId } })).toBe(1);
@@ -82,8 +91,12 @@ describe('POST /cgi-bin/sendsms', () => {
       method: 'POST',
       url: '/cgi-bin/sendsms',
       headers: {
-        'content-type': 'text/plain; charset=ISO-8859-1', 'x-kannel-username': user.user.name, 'x-kannel-password': user.apiKey,
-        'x-kannel-to': to, 'x-kannel-dlr-url': 'http://dlr.example/?s=%d', 'x-kannel-dlr-mask': '1',
+        'content-type': 'text/plain; charset=ISO-8859-1',
+        'x-kannel-username': user.user.name,
+        'x-kannel-password': user.apiKey,
+        'x-kannel-to': to,
+        'x-kannel-dlr-url': 'http://dlr.example/?s=%d',
+        'x-kannel-dlr-mask': '1',
       },
       payload: Buffer.from('Caf\xe9 posted', 'latin1'),
     });
@@ -95,29 +108,62 @@ describe('POST /cgi-bin/sendsms', () => {
 });
 
 describe('sendsms refusals: Kannel status and text, nothing stored or charged', () => {
-  const cases: [what: string, request: (u: TestUser) => Record<string, string> | { post: Record<string, string>; body: string }, status: number, text: string][] = [
+  const cases: [
+    what: string,
+    request: (u: TestUser) => Record<string, string> | { post: Record<string, string>; body: string },
+    status: number,
+    text: string,
+  ][] = [
     ['a wrong password', (u) => ({ username: u.user.name, password: 'smsgw_sk_wrong', to: uniquePhone(), text: 'x' }), 403, 'Authorization failed for sendsms'],
     ['another user name', (u) => ({ username: 'someone-else', password: u.apiKey, to: uniquePhone(), text: 'x' }), 403, 'Authorization failed for sendsms'],
     ['no credentials', () => ({ to: uniquePhone(), text: 'x' }), 403, 'Authorization failed for sendsms'],
     ['no to', (u) => ({ ...credentials(u), text: 'x' }), 400, 'Missing receiver number, rejected'],
     ['an empty to', (u) => ({ ...credentials(u), to: '', text: 'x' }), 400, 'Empty receiver number not allowed, rejected'],
-    ['a number with letters', (u) => ({ ...credentials(u), to: `${uniquePhone()} 12ab34`, text: 'x' }), 400, 'Number(s) has/have been denied by white/black lists, or allowed/denied rules.'],
-    ['a national number', (u) => ({ ...credentials(u), to: '0301234567', text: 'x' }), 400, 'Number(s) has/have been denied by white/black lists, or allowed/denied rules.'],
+    [
+      'a number with letters',
+      (u) => ({ ...credentials(u), to: `${uniquePhone()} 12ab34`, text: 'x' }),
+      400,
+      'Number(s) has/have been denied by white/black lists, or allowed/denied rules.',
+    ],
+    [
+      'a national number',
+      (u) => ({ ...credentials(u), to: '0301234567', text: 'x' }),
+      400,
+      'Number(s) has/have been denied by white/black lists, or allowed/denied rules.',
+    ],
     ['no text', (u) => ({ ...credentials(u), to: uniquePhone() }), 400, 'Missing text, rejected'],
     ['an empty text', (u) => ({ ...credentials(u), to: uniquePhone(), text: '' }), 400, 'Empty text not allowed, rejected'],
     ['coding 1 (8-bit data)', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', coding: '1' }), 400, 'Coding field misformed, rejected'],
     ['coding 3', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', coding: '3' }), 400, 'Coding field misformed, rejected'],
     ['an unknown charset', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', charset: 'NOT-A-CHARSET' }), 400, 'Charset or body misformed, rejected'],
     ['a dlr-mask out of range', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', 'dlr-mask': '99' }), 400, 'DLR-Mask field misformed, rejected'],
-    ['a dlr-url that is not http', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', 'dlr-url': 'ftp://dlr.example/', 'dlr-mask': '1' }), 400, 'DLR-URL field misformed, rejected'],
-    ['a dlr-url to an internal address', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', 'dlr-url': 'http://127.0.0.1/dlr', 'dlr-mask': '1' }), 400,
-      'DLR-URL not allowed: The address 127.0.0.1 is a loopback, private or otherwise internal address; webhooks must reach a public address, rejected'],
+    [
+      'a dlr-url that is not http',
+      (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', 'dlr-url': 'ftp://dlr.example/', 'dlr-mask': '1' }),
+      400,
+      'DLR-URL field misformed, rejected',
+    ],
+    [
+      'a dlr-url to an internal address',
+      (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', 'dlr-url': 'http://127.0.0.1/dlr', 'dlr-mask': '1' }),
+      400,
+      'DLR-URL not allowed: The address 127.0.0.1 is a loopback, private or otherwise internal address; webhooks must reach a public address, rejected',
+    ],
     ['a udh', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', udh: '\x05\x00\x03\x01\x02\x01' }), 400, 'UDH not supported, rejected'],
     ['a validity below -1', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', validity: '-5' }), 400, 'Validity field misformed, rejected'],
     ['an unknown smsc (device)', (u) => ({ ...credentials(u), to: uniquePhone(), text: 'x', smsc: 'modem-7' }), 403, 'Not routable. Do not try again.'],
-    ['a POST without X-Kannel-To', (u) => ({ post: { 'x-kannel-username': u.user.name, 'x-kannel-password': u.apiKey, 'content-type': 'text/plain' }, body: 'x' }), 400,
-      'Missing receiver(s) number(s), rejected'],
-    ['a POST of application/octet-stream', (u) => ({ post: { ...headersOf(u), 'content-type': 'application/octet-stream' }, body: 'x' }), 400, 'Coding field misformed, rejected'],
+    [
+      'a POST without X-Kannel-To',
+      (u) => ({ post: { 'x-kannel-username': u.user.name, 'x-kannel-password': u.apiKey, 'content-type': 'text/plain' }, body: 'x' }),
+      400,
+      'Missing receiver(s) number(s), rejected',
+    ],
+    [
+      'a POST of application/octet-stream',
+      (u) => ({ post: { ...headersOf(u), 'content-type': 'application/octet-stream' }, body: 'x' }),
+      400,
+      'Coding field misformed, rejected',
+    ],
     ['a POST of text/html', (u) => ({ post: { ...headersOf(u), 'content-type': 'text/html' }, body: '<b>x</b>' }), 415, 'Unsupported content-type, rejected'],
     ['a POST of JSON', (u) => ({ post: { ...headersOf(u), 'content-type': 'application/json' }, body: '{}' }), 400, 'Invalid content-type'],
   ];
@@ -130,9 +176,10 @@ describe('sendsms refusals: Kannel status and text, nothing stored or charged', 
     const user = await createTestUser(api.db);
     const before = await sendFootprint(api, user.userId);
     const spec = request(user);
-    const res = 'post' in spec
-      ? await api.app.inject({ method: 'POST', url: '/cgi-bin/sendsms', headers: spec.post as Record<string, string>, payload: spec.body as string })
-      : await get(cgi(spec));
+    const res =
+      'post' in spec
+        ? await api.app.inject({ method: 'POST', url: '/cgi-bin/sendsms', headers: spec.post as Record<string, string>, payload: spec.body as string })
+        : await get(cgi(spec));
 
     expect([res.statusCode, res.body]).toEqual([status, text]);
     expect(res.headers['content-type']).toBe('text/html');
@@ -140,7 +187,7 @@ describe('sendsms refusals: Kannel status and text, nothing stored or charged', 
     expect(await api.db.messageCallback.count({ where: { userId: user.userId } })).toBe(0);
   });
 
-  it('answers an exhausted quota with 402 and Kannel\'s one line, charging nothing more', async () => {
+  it("answers an exhausted quota with 402 and Kannel's one line, charging nothing more", async () => {
     const user = await createTestUser(api.db, { monthlyQuota: 1 });
     const first = await get(cgi({ ...credentials(user), to: uniquePhone(), text: 'one' }));
     const before = await sendFootprint(api, user.userId);

@@ -11,8 +11,14 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 /** Kannel's range checks of the numeric fields it passes on (smsbox's `smsbox_req_handle`); smsgw accepts and ignores those it cannot apply. */
 const RANGES: [name: string, field: string, min: number, max: number][] = [
-  ['dlr-mask', 'DLR-Mask', -1, 66], ['mclass', 'MClass', -1, 3], ['pid', 'PID', -1, 255], ['rpi', 'RPI', -1, 2],
-  ['alt-dcs', 'Alt-DCS', -1, 1], ['mwi', 'MWI', -1, 7], ['coding', 'Coding', -1, 2], ['compress', 'Compress', -1, 1],
+  ['dlr-mask', 'DLR-Mask', -1, 66],
+  ['mclass', 'MClass', -1, 3],
+  ['pid', 'PID', -1, 255],
+  ['rpi', 'RPI', -1, 2],
+  ['alt-dcs', 'Alt-DCS', -1, 1],
+  ['mwi', 'MWI', -1, 7],
+  ['coding', 'Coding', -1, 2],
+  ['compress', 'Compress', -1, 1],
 ];
 
 function contentTypeOf(request: FastifyRequest): { type: string; charset: string | undefined } {
@@ -96,7 +102,10 @@ export async function sendsms(app: FastifyInstance, deps: SendDeps, request: Fas
 
   const numbersAsGiven = Object.fromEntries([...given].filter(([e164, word]) => e164 !== word));
   const context: KannelContext = {
-    from: args.text('from') ?? '', username: user.name, coding: coding === 2 ? 2 : 0, numbers: numbersAsGiven,
+    from: args.text('from') ?? '',
+    username: user.name,
+    coding: coding === 2 ? 2 : 0,
+    numbers: numbersAsGiven,
   };
   const smsc = args.text('smsc');
   const response = await sendMessages(deps, {

@@ -21,9 +21,16 @@ describe('android-sms-gateway against smsgw', () => {
     const u = await createTestUser(api.db);
     const client = publishedClient(baseUrl, u.user.name, u.apiKey);
     const to = phone();
-    const sent = await client.send({ id: null, message: 'Hello from SMS Gate\'s library', phoneNumbers: [to], ttl: null, simNumber: null, withDeliveryReport: null });
+    const sent = await client.send({
+      id: null,
+      message: "Hello from SMS Gate's library",
+      phoneNumbers: [to],
+      ttl: null,
+      simNumber: null,
+      withDeliveryReport: null,
+    });
     expect(sent).toMatchObject({ state: 'Pending', recipients: [{ phoneNumber: to, state: 'Pending' }] });
-    expect(await client.getState(sent.id)).toMatchObject({ id: sent.id, state: 'Pending', textMessage: { text: 'Hello from SMS Gate\'s library' } });
+    expect(await client.getState(sent.id)).toMatchObject({ id: sent.id, state: 'Pending', textMessage: { text: "Hello from SMS Gate's library" } });
     expect(await api.db.message.count({ where: { userId: u.userId } })).toBe(1);
   });
 
@@ -40,15 +47,23 @@ describe('android-sms-gateway against smsgw', () => {
     const client = newerClient(baseUrl, '', u.apiKey);
     const later = new Date(Date.now() + 3_600_000).toISOString();
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await client.send({ id: `bearer-${i}`, textMessage: { text: `n${i}` }, phoneNumbers: [phone(), phone()], scheduleAt: later })).id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await client.send({ id: `bearer-${i}`, textMessage: { text: `n${i}` }, phoneNumbers: [phone(), phone()], scheduleAt: later })).id);
     expect(ids).toEqual(['bearer-0', 'bearer-1', 'bearer-2']);
 
     const page = await client.listMessages({ limit: 2, offset: 1, includeContent: true });
     expect(page.headers.get('x-total-count')).toBe('3');
-    expect(((await page.json()) as { id: string; textMessage: unknown }[]).map((m) => [m.id, m.textMessage])).toEqual([['bearer-1', { text: 'n1' }], ['bearer-0', { text: 'n0' }]]);
+    expect(((await page.json()) as { id: string; textMessage: unknown }[]).map((m) => [m.id, m.textMessage])).toEqual([
+      ['bearer-1', { text: 'n1' }],
+      ['bearer-0', { text: 'n0' }],
+    ]);
 
     const used = (await sendFootprint(api, u.userId)).quotaUsed;
-    expect(await client.cancelMessage('bearer-1')).toMatchObject({ id: 'bearer-1', state: 'Cancelled', recipients: [{ state: 'Cancelled' }, { state: 'Cancelled' }] });
+    expect(await client.cancelMessage('bearer-1')).toMatchObject({
+      id: 'bearer-1',
+      state: 'Cancelled',
+      recipients: [{ state: 'Cancelled' }, { state: 'Cancelled' }],
+    });
     expect((await sendFootprint(api, u.userId)).quotaUsed).toBe(used - 2);
     expect((await client.getState('bearer-1')).state).toBe('Cancelled');
     await expect(client.cancelMessage('bearer-1')).rejects.toThrow('HTTP error 409: {"message":"message is not pending"}');
@@ -57,7 +72,7 @@ describe('android-sms-gateway against smsgw', () => {
     expect([cancelled.headers.get('x-total-count'), ((await cancelled.json()) as { id: string }[]).map((m) => m.id)]).toEqual(['1', ['bearer-1']]);
   });
 
-  it('answers health without credentials in SMS Gate\'s shape', async () => {
+  it("answers health without credentials in SMS Gate's shape", async () => {
     const health = await publishedClient(baseUrl, 'nobody', 'nothing').getHealth();
     expect(health).toEqual({
       status: 'pass',
@@ -73,7 +88,13 @@ describe('android-sms-gateway against smsgw', () => {
     const client = publishedClient(baseUrl, u.user.name, u.apiKey);
     const devices = await client.getDevices();
     expect(devices.map((d) => d.id).sort()).toEqual(u.devices.map((d) => d.id).sort());
-    expect(devices[0]).toEqual({ id: expect.any(String), name: expect.stringMatching(/^phone-/), createdAt: expect.any(String), updatedAt: expect.any(String), lastSeen: expect.any(String) });
+    expect(devices[0]).toEqual({
+      id: expect.any(String),
+      name: expect.stringMatching(/^phone-/),
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      lastSeen: expect.any(String),
+    });
     await client.deleteDevice(u.devices[0]!.id);
     expect((await client.getDevices()).map((d) => d.id)).toEqual([u.devices[1]!.id]);
     await expect(client.deleteDevice(u.devices[0]!.id)).rejects.toThrow('HTTP error 404: {"message":"device not found"}');

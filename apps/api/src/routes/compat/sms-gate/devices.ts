@@ -16,15 +16,22 @@ const deviceRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async (
       prefixTrailingSlash: 'no-slash',
       schema: { ...schema, summary: 'List devices', response: { 200: Type.Array(SmsGateDevice), ...smsGateErrors(401, 403, 429) } },
     },
-    async (request) => (await listDevices(app.db, request.auth.user.id)).map(toDevice),
+    async (request) => (await listDevices(app.sql, request.auth.user.id)).map(toDevice),
   );
 
   app.delete(
     '/:id',
-    { schema: { ...schema, summary: 'Delete a device (as DELETE /api/v1/devices/:id)', params: IdParams, response: { 204: Type.Null(), ...smsGateErrors(401, 403, 404, 429) } } },
+    {
+      schema: {
+        ...schema,
+        summary: 'Delete a device (as DELETE /api/v1/devices/:id)',
+        params: IdParams,
+        response: { 204: Type.Null(), ...smsGateErrors(401, 403, 404, 429) },
+      },
+    },
     async (request, reply) => {
       const { id } = request.params;
-      if (!isUuid(id) || !(await deleteDevice(app.db, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'device not found');
+      if (!isUuid(id) || !(await deleteDevice(app.sql, { userId: request.auth.user.id, id }))) throw new AppError('not_found', 'device not found');
       return reply.status(204).send(null);
     },
   );

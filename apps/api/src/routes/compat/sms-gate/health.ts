@@ -10,7 +10,11 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/health',
     {
       config: { rateLimit: false },
-      schema: { tags: ['sms-gate-client'], summary: 'SMS Gate\'s health: pass when Postgres and Redis answer', response: { 200: SmsGateHealth, 503: SmsGateHealth } },
+      schema: {
+        tags: ['sms-gate-client'],
+        summary: "SMS Gate's health: pass when Postgres and Redis answer",
+        response: { 200: SmsGateHealth, 503: SmsGateHealth },
+      },
     },
     async (request, reply) => {
       const probe = async (name: string, check: () => Promise<unknown>) => {
@@ -27,7 +31,12 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         }
       };
       const [db, redis] = await Promise.all([probe('postgres', () => app.sql.query('SELECT 1')), probe('redis', () => app.redis.ping())]);
-      const check = (description: string, ok: boolean) => ({ description, observedUnit: 'boolean', observedValue: ok ? 1 : 0, status: ok ? 'pass' as const : 'fail' as const });
+      const check = (description: string, ok: boolean) => ({
+        description,
+        observedUnit: 'boolean',
+        observedValue: ok ? 1 : 0,
+        status: ok ? ('pass' as const) : ('fail' as const),
+      });
       const pass = db && redis;
       return reply.status(pass ? 200 : 503).send({
         status: pass ? 'pass' : 'fail',

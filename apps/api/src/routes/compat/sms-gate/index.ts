@@ -7,8 +7,13 @@ import { lenientValidatorCompiler, validatorCompiler } from '../../../plugins/va
 import { smsGateAuthentication } from './auth.ts';
 import deviceRoutes from './devices.ts';
 import healthRoutes from './health.ts';
+import inboxRoutes from './inbox.ts';
+import logsRoutes from './logs.ts';
+import inboxRefreshRoutes from './inbox-refresh.ts';
 import messageRoutes from './messages.ts';
+import settingsRoutes from './settings.ts';
 import tokenRoutes from './tokens.ts';
+import webhookRoutes from './webhooks.ts';
 import { isKnownRegion } from './phone-numbers.ts';
 import { SmsGateError } from './schemas.ts';
 
@@ -17,7 +22,7 @@ export const SMS_GATE_PREFIX = '/3rdparty/v1';
 
 /**
  * SMS Gate's client API (docs/compatibility.md): a thin adapter over smsgw's one send path, its
- * message record and its cancel. Its own error shape (`{message}`, 401 `Unauthorized`), its own
+ * message record, its cancel, its received SMS and the account's SMS Gate settings. Its own error shape (`{message}`, 401 `Unauthorized`), its own
  * credentials (Basic as well as Bearer), and its schemas read as upstream reads them: unknown query
  * parameters and fields are ignored. Every response carries upstream's `Link` to its API catalogue.
  */
@@ -37,16 +42,29 @@ const smsGateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(healthRoutes);
   await app.register(async (authenticated) => {
     authenticated.addHook('onRequest', smsGateAuthentication(app));
-    const login = { tags: ['sms-gate-client'], summary: 'Answers 200 to a valid login (integrations check their credentials with it)', response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError, 403: SmsGateError } };
+    const login = {
+      tags: ['sms-gate-client'],
+      summary: 'Answers 200 to a valid login (integrations check their credentials with it)',
+      response: { 200: Type.Object({ message: Type.String() }), 401: SmsGateError, 403: SmsGateError },
+    };
     authenticated.get('/', { prefixTrailingSlash: 'no-slash', schema: login }, async () => ({ message: 'OK' }));
     // The same with the slash, as Home Assistant's integration calls it (`{base}/`); the document lists the one without.
     authenticated.get('/', { prefixTrailingSlash: 'slash', schema: { ...login, hide: true } }, async () => ({ message: 'OK' }));
     await authenticated.register(tokenRoutes, { prefix: '/auth' });
     // `/message` and `/device` are upstream's deprecated spellings, still called by its clients.
-    for (const [messages, devices] of [['/messages', '/devices'], ['/message', '/device']] as const) {
+    for (const [messages, devices] of [
+      ['/messages', '/devices'],
+      ['/message', '/device'],
+    ] as const) {
       await authenticated.register(messageRoutes, { prefix: messages, deprecated: messages === '/message' });
       await authenticated.register(deviceRoutes, { prefix: devices, deprecated: devices === '/device' });
     }
+    await authenticated.register(webhookRoutes, { prefix: '/webhooks' });
+    await authenticated.register(inboxRoutes, { prefix: '/inbox' });
+    // `/inbox/refresh` in a file of its own beside the inbox's list.
+    await authenticated.register(inboxRefreshRoutes, { prefix: '/inbox' });
+    await authenticated.register(settingsRoutes, { prefix: '/settings' });
+    await authenticated.register(logsRoutes, { prefix: '/logs' });
   });
 };
 export default smsGateRoutes;

@@ -23,18 +23,34 @@ describe('POST /3rdparty/v1/messages', () => {
   it('accepts a message to several recipients as one batch named by the client id: 202, Location, Pending', async () => {
     const u = await createTestUser(api.db);
     const [a, b] = [phone(), phone()];
-    const res = await post(u, { id: 'order-1042', textMessage: { text: 'Shipped' }, phoneNumbers: [a, b], priority: 100, withDeliveryReport: false, simNumber: 2 });
+    const res = await post(u, {
+      id: 'order-1042',
+      textMessage: { text: 'Shipped' },
+      phoneNumbers: [a, b],
+      priority: 100,
+      withDeliveryReport: false,
+      simNumber: 2,
+    });
     expect(res.statusCode).toBe(202);
     expect(res.headers.location).toBe('/3rdparty/v1/messages/order-1042');
     expect(res.json()).toEqual({
-      id: 'order-1042', deviceId: '', state: 'Pending', isHashed: false, isEncrypted: false,
-      recipients: [{ phoneNumber: a, state: 'Pending' }, { phoneNumber: b, state: 'Pending' }],
-      states: { Pending: expect.any(String) }, textMessage: { text: 'Shipped' },
+      id: 'order-1042',
+      deviceId: '',
+      state: 'Pending',
+      isHashed: false,
+      isEncrypted: false,
+      recipients: [
+        { phoneNumber: a, state: 'Pending' },
+        { phoneNumber: b, state: 'Pending' },
+      ],
+      states: { Pending: expect.any(String) },
+      textMessage: { text: 'Shipped' },
     });
     const batch = await api.db.batch.findFirstOrThrow({ where: { userId: u.userId }, include: { messages: true } });
     expect(batch.externalId).toBe('order-1042');
-    expect(batch.messages.map((m) => ({ to: m.to, priority: m.priority, report: m.withDeliveryReport, sim: m.simNumber })).sort((x, y) => x.to.localeCompare(y.to)))
-      .toEqual([a, b].sort().map((to) => ({ to, priority: 100, report: false, sim: 2 })));
+    expect(
+      batch.messages.map((m) => ({ to: m.to, priority: m.priority, report: m.withDeliveryReport, sim: m.simNumber })).sort((x, y) => x.to.localeCompare(y.to)),
+    ).toEqual([a, b].sort().map((to) => ({ to, priority: 100, report: false, sim: 2 })));
   });
 
   it('makes one batch of a single recipient too, named by its own id when the client gives none, and serves the deprecated /message', async () => {
@@ -58,12 +74,40 @@ describe('POST /3rdparty/v1/messages', () => {
   });
 
   const refusals: [string, () => object, number, RegExp][] = [
-    ['duplicate numbers', () => { const p = phone(); return { message: 'x', phoneNumbers: [p, p] }; }, 400, /^phone numbers must be unique$/],
-    ['ttl with validUntil', () => ({ message: 'x', phoneNumbers: [phone()], ttl: 60, validUntil: new Date(Date.now() + 60_000).toISOString() }), 400, /ttl and validUntil/],
-    ['scheduleAt after the validity', () => ({ message: 'x', phoneNumbers: [phone()], ttl: 60, scheduleAt: new Date(Date.now() + 120_000).toISOString() }), 400, /scheduleAt must be less than or equal to validUntil/],
-    ['scheduleAt in the past', () => ({ message: 'x', phoneNumbers: [phone()], scheduleAt: new Date(Date.now() - 1000).toISOString() }), 400, /scheduleAt must be in the future/],
+    [
+      'duplicate numbers',
+      () => {
+        const p = phone();
+        return { message: 'x', phoneNumbers: [p, p] };
+      },
+      400,
+      /^phone numbers must be unique$/,
+    ],
+    [
+      'ttl with validUntil',
+      () => ({ message: 'x', phoneNumbers: [phone()], ttl: 60, validUntil: new Date(Date.now() + 60_000).toISOString() }),
+      400,
+      /ttl and validUntil/,
+    ],
+    [
+      'scheduleAt after the validity',
+      () => ({ message: 'x', phoneNumbers: [phone()], ttl: 60, scheduleAt: new Date(Date.now() + 120_000).toISOString() }),
+      400,
+      /scheduleAt must be less than or equal to validUntil/,
+    ],
+    [
+      'scheduleAt in the past',
+      () => ({ message: 'x', phoneNumbers: [phone()], scheduleAt: new Date(Date.now() - 1000).toISOString() }),
+      400,
+      /scheduleAt must be in the future/,
+    ],
     ['a data message', () => ({ dataMessage: { data: 'SGVsbG8=', port: 53739 }, phoneNumbers: [phone()] }), 400, /data messages are not supported/],
-    ['an encrypted message', () => ({ message: '$aes-256-cbc/pbkdf2-sha1$i=75000$c2FsdA==$Y2lwaGVy', phoneNumbers: [phone()], isEncrypted: true }), 400, /encrypted messages are not supported/],
+    [
+      'an encrypted message to a plain number',
+      () => ({ message: '$aes-256-cbc/pbkdf2-sha1$i=75000$c2FsdA==$Y2lwaGVy', phoneNumbers: [phone()], isEncrypted: true }),
+      400,
+      /row 1: not an SMS Gate ciphertext/,
+    ],
     ['both message and textMessage', () => ({ message: 'a', textMessage: { text: 'b' }, phoneNumbers: [phone()] }), 400, /exactly one of/],
     ['no text', () => ({ phoneNumbers: [phone()] }), 400, /exactly one of/],
     ['no phone numbers', () => ({ message: 'x', phoneNumbers: [] }), 400, /phoneNumbers/],
@@ -88,7 +132,12 @@ describe('POST /3rdparty/v1/messages', () => {
 
   it('refuses a body that is not JSON, and a send over the quota, in the same shape', async () => {
     const u = await createTestUser(api.db, { monthlyQuota: 1 });
-    const bad = await api.app.inject({ method: 'POST', url: '/3rdparty/v1/messages', headers: { ...bearer(u), 'content-type': 'application/json' }, payload: '{"phoneNumbers":' });
+    const bad = await api.app.inject({
+      method: 'POST',
+      url: '/3rdparty/v1/messages',
+      headers: { ...bearer(u), 'content-type': 'application/json' },
+      payload: '{"phoneNumbers":',
+    });
     expect({ status: bad.statusCode, keys: Object.keys(bad.json()) }).toEqual({ status: 400, keys: ['message'] });
     const over = await post(u, { message: 'x', phoneNumbers: [phone(), phone()] });
     expect({ status: over.statusCode, body: over.json() }).toEqual({ status: 402, body: { message: 'Monthly message quota exceeded' } });
@@ -107,7 +156,12 @@ describe('numbers without + in PHONE_DEFAULT_REGION', () => {
     const regional = await startTestApi({ PHONE_DEFAULT_REGION: 'DE' });
     try {
       const u = await createTestUser(regional.db);
-      const res = await regional.app.inject({ method: 'POST', url: '/3rdparty/v1/messages', headers: bearer(u), payload: { message: 'x', phoneNumbers: ['0151 23456789'] } });
+      const res = await regional.app.inject({
+        method: 'POST',
+        url: '/3rdparty/v1/messages',
+        headers: bearer(u),
+        payload: { message: 'x', phoneNumbers: ['0151 23456789'] },
+      });
       expect(res.statusCode).toBe(202);
       expect(res.json().recipients).toEqual([{ phoneNumber: '+4915123456789', state: 'Pending' }]);
     } finally {

@@ -1,17 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { AppError, isUuid, segmentInfo } from '@smsgw/core';
+import { AppError, isUuid, readInstant, segmentInfo } from '@smsgw/core';
 import { assertSendableText, findSendUnit, listSendUnits, loadCancelTargets, sendMessages, type SendUnit } from '@smsgw/db';
 import { sendDeps } from '../../../services/send-deps.ts';
 import { cancelTargets } from '../../../services/cancel-messages.ts';
 import { IdParams, ListQuery, SendQuery, SmsGateMessage, SmsGateMessageState, smsGateErrors } from './schemas.ts';
 import { messageState, recipientState, stateTimes } from './states.ts';
 import { toE164 } from './phone-numbers.ts';
+import { assertEncryptedText, encryptedRecipients } from './ciphertext.ts';
 
 const tags = ['sms-gate-client'];
 /** Upstream clamps `limit` to this. */
 const MAX_LIMIT = 100;
+/** What an encrypted text is stored as: one part (quota and carrier budgets count it so), in the encoding of its ciphertext. */
+const ENCRYPTED_PARTS = { segments: 1, encoding: 'GSM-7' } as const;
 
 /**
  * `/messages` (and upstream's deprecated `/message`): send, read, list and cancel. One SMS Gate
@@ -36,7 +39,10 @@ const messageRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async 
     },
     async (request, reply) => {
       const unit = await send(app, request.auth.user, request.body);
-      return reply.status(202).header('location', `/3rdparty/v1/messages/${encodeURIComponent(unit.ref)}`).send(toMessageState(unit, true));
+      return reply
+        .status(202)
+        .header('location', `/3rdparty/v1/messages/${encodeURIComponent(unit.ref)}`)
+        .send(toMessageState(unit, true));
     },
   );
 
@@ -56,8 +62,8 @@ const messageRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async 
       if (deviceId !== undefined && !isUuid(deviceId)) throw new AppError('invalid_request', 'deviceId: not a device id');
       const { units, total } = await listSendUnits(app.sql, {
         userId: request.auth.user.id,
-        ...(from !== undefined && { from: new Date(from) }),
-        ...(to !== undefined && { to: new Date(to) }),
+        ...(from !== undefined && { from: readInstant(from)! }),
+        ...(to !== undefined && { to: readInstant(to)! }),
         ...(state !== undefined && { state }),
         ...(deviceId !== undefined && { deviceId }),
         limit: Math.max(1, Math.min(limit, MAX_LIMIT)),
@@ -70,7 +76,14 @@ const messageRoutes: FastifyPluginAsyncTypebox<{ deprecated: boolean }> = async 
 
   app.get(
     '/:id',
-    { schema: { ...schema, summary: 'A message\'s state, with its text', params: IdParams, response: { 200: SmsGateMessageState, ...smsGateErrors(401, 403, 404, 429) } } },
+    {
+      schema: {
+        ...schema,
+        summary: "A message's state, with its text",
+        params: IdParams,
+        response: { 200: SmsGateMessageState, ...smsGateErrors(401, 403, 404, 429) },
+      },
+    },
     async (request) => toMessageState(await ownUnit(app, request.auth.user.id, request.params.id), true),
   );
 
@@ -103,22 +116,24 @@ async function ownUnit(app: FastifyInstance, userId: string, ref: string): Promi
 
 /** Upstream's checks (client-go `Message.Validate`, server `prepareMessage`) with its words, then smsgw's one send. */
 async function send(app: FastifyInstance, user: Parameters<typeof sendMessages>[1]['user'], body: SmsGateMessage): Promise<SendUnit> {
-  if (body.isEncrypted) throw new AppError('invalid_request', 'encrypted messages are not supported by this server yet');
   if (body.dataMessage != null) throw new AppError('invalid_request', 'data messages are not supported by this server');
   const texts = [body.message || null, body.textMessage?.text ?? null].filter((t) => t !== null);
   if (texts.length === 0) throw new AppError('invalid_request', 'validation failed: must specify exactly one of: textMessage or dataMessage');
   if (texts.length > 1) throw new AppError('invalid_request', 'conflict fields: must specify exactly one of: textMessage or dataMessage');
   if (body.ttl != null && body.validUntil != null) throw new AppError('invalid_request', 'conflict fields: ttl and validUntil');
   const now = Date.now();
-  const scheduleAt = body.scheduleAt == null ? undefined : new Date(body.scheduleAt);
+  const scheduleAt = body.scheduleAt == null ? undefined : readInstant(body.scheduleAt)!;
   if (scheduleAt && scheduleAt.getTime() <= now) throw new AppError('invalid_request', 'validation failed: scheduleAt must be in the future');
-  const validUntil = body.ttl != null ? new Date(now + body.ttl * 1000) : body.validUntil == null ? undefined : new Date(body.validUntil);
+  const validUntil = body.ttl != null ? new Date(now + body.ttl * 1000) : body.validUntil == null ? undefined : readInstant(body.validUntil)!;
   if (validUntil && validUntil.getTime() <= now) throw new AppError('invalid_request', 'validUntil must be in the future');
   if (scheduleAt && validUntil && scheduleAt > validUntil) throw new AppError('invalid_request', 'scheduleAt must be less than or equal to validUntil');
-  const recipients = toE164(body.phoneNumbers, app.config.PHONE_DEFAULT_REGION);
+  const encrypted = body.isEncrypted === true;
+  const recipients = encrypted ? encryptedRecipients(body.phoneNumbers) : toE164(body.phoneNumbers, app.config.PHONE_DEFAULT_REGION);
   const text = texts[0]!;
   assertSendableText(text, 'textMessage.text');
-  const { encoding, segments } = segmentInfo(text);
+  if (encrypted) assertEncryptedText(text, 'textMessage.text');
+  // smsgw cannot count the parts of a text it cannot read: an encrypted message counts as one (docs/compatibility.md).
+  const { encoding, segments } = encrypted ? ENCRYPTED_PARTS : segmentInfo(text);
 
   const response = await sendMessages(sendDeps(app), {
     user,
@@ -132,13 +147,13 @@ async function send(app: FastifyInstance, user: Parameters<typeof sendMessages>[
     withDeliveryReport: body.withDeliveryReport ?? true,
     compose: () => ({ kind: 'same', body: text, segments, encoding }),
     idempotency: undefined,
+    encrypted,
   });
   app.metrics.messagesAccepted.inc({ endpoint: 'sms-gate' }, response.recipients_count);
   const unit = await findSendUnit(app.sql, { userId: user.id, ref: body.id || response.batch_id! });
   if (!unit) throw new Error('a batch just stored was not found');
   return unit;
 }
-
 
 /** A unit as SMS Gate's `MessageState`; `withContent`: with its text (the first recipient's, for a template send). */
 export function toMessageState(unit: SendUnit, withContent: boolean): SmsGateMessageState {
@@ -152,7 +167,7 @@ export function toMessageState(unit: SendUnit, withContent: boolean): SmsGateMes
     deviceId: unit.deviceId ?? '',
     state: messageState(recipients.map((r) => r.state)),
     isHashed: false,
-    isEncrypted: false,
+    isEncrypted: unit.encrypted,
     recipients,
     states: stateTimes(unit.recipients),
     ...(withContent && unit.recipients[0] && { textMessage: { text: unit.recipients[0].body } }),

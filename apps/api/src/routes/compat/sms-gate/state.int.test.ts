@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignMessages, offerMessages } from '@smsgw/db';
 import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi, type TestUser } from '../../../testing/test-api.ts';
-import { enrolConnectedPhone } from '../../mobile/test-phone.ts';
+import { enrolConnectedPhone } from '../../../testing/test-phone.ts';
 
 /** Reading SMS Gate messages: states from smsgw's records, listing, the login check and the API's own answers. */
 let api: TestApi;
@@ -17,7 +17,10 @@ const get = (u: TestUser, url: string) => api.app.inject({ method: 'GET', url, h
 
 async function gateSend(u: TestUser, id: string, count: number, extra: object = {}) {
   const res = await api.app.inject({
-    method: 'POST', url: '/3rdparty/v1/messages', headers: bearer(u), payload: { id, message: id, phoneNumbers: Array.from({ length: count }, () => phone()), ...extra },
+    method: 'POST',
+    url: '/3rdparty/v1/messages',
+    headers: bearer(u),
+    payload: { id, message: id, phoneNumbers: Array.from({ length: count }, () => phone()), ...extra },
   });
   expect(res.statusCode).toBe(202);
   return api.db.message.findMany({ where: { batch: { externalId: id, userId: u.userId } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
@@ -30,7 +33,7 @@ async function move(id: string, state: 'sending' | 'sent' | 'delivered' | 'faile
 }
 
 describe('GET /3rdparty/v1/messages/:id', () => {
-  it('aggregates the recipients in the app\'s order and times each state the message reached', async () => {
+  it("aggregates the recipients in the app's order and times each state the message reached", async () => {
     const u = await createTestUser(api.db);
     const device = u.deviceId!;
     const [a, b] = await gateSend(u, 'agg', 2);
@@ -47,13 +50,16 @@ describe('GET /3rdparty/v1/messages/:id', () => {
     const final = await state();
     expect(final).toMatchObject({
       state: 'Sent',
-      recipients: [{ phoneNumber: a!.to, state: 'Delivered' }, { phoneNumber: b!.to, state: 'Failed', error: 'RESULT_ERROR_GENERIC_FAILURE' }],
+      recipients: [
+        { phoneNumber: a!.to, state: 'Delivered' },
+        { phoneNumber: b!.to, state: 'Failed', error: 'RESULT_ERROR_GENERIC_FAILURE' },
+      ],
     });
     expect(final.recipients[0]).not.toHaveProperty('error');
     expect(final.states).toEqual({ Pending: a!.createdAt.toISOString(), Processed: t(2).toISOString(), Sent: t(3).toISOString() });
   });
 
-  it('answers 404 {message} for another user\'s message and an unknown id', async () => {
+  it("answers 404 {message} for another user's message and an unknown id", async () => {
     const [u, other] = [await createTestUser(api.db), await createTestUser(api.db)];
     await gateSend(u, 'mine', 1);
     for (const url of ['/3rdparty/v1/messages/mine', '/3rdparty/v1/messages/unknown']) {
@@ -74,7 +80,13 @@ describe('DELETE /3rdparty/v1/messages/:id', () => {
 
     const res = await api.app.inject({ method: 'DELETE', url: '/3rdparty/v1/messages/half-held', headers: bearer(u) });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ state: 'Cancelling', recipients: [{ phoneNumber: a!.to, state: 'Cancelling' }, { phoneNumber: b!.to, state: 'Cancelled' }] });
+    expect(res.json()).toMatchObject({
+      state: 'Cancelling',
+      recipients: [
+        { phoneNumber: a!.to, state: 'Cancelling' },
+        { phoneNumber: b!.to, state: 'Cancelled' },
+      ],
+    });
     expect((await api.db.message.findUniqueOrThrow({ where: { id: b!.id } })).state).toBe('cancelled');
     const again = await api.app.inject({ method: 'DELETE', url: '/3rdparty/v1/messages/half-held', headers: bearer(u) });
     expect({ status: again.statusCode, body: again.json() }).toEqual({ status: 409, body: { message: 'message is not pending' } });
@@ -97,7 +109,11 @@ describe('GET /3rdparty/v1/messages', () => {
     };
     expect(await list('')).toMatchObject({ total: '3', ids: ['last', nativeId, 'first'] });
     expect((await list('')).body[0]).not.toHaveProperty('textMessage');
-    expect((await list('?includeContent=true&sort=created_at')).body.map((m: { textMessage: { text: string } }) => m.textMessage.text)).toEqual(['first', 'native alone', 'last']);
+    expect((await list('?includeContent=true&sort=created_at')).body.map((m: { textMessage: { text: string } }) => m.textMessage.text)).toEqual([
+      'first',
+      'native alone',
+      'last',
+    ]);
     expect(await list('?state=Pending')).toMatchObject({ total: '3' });
     expect(await list('?state=Processed')).toMatchObject({ total: '0', ids: [] });
     expect(await list(`?deviceId=${u.deviceId}`)).toMatchObject({ total: '2', ids: ['last', 'first'] });
@@ -117,11 +133,13 @@ describe('GET /3rdparty/v1/messages', () => {
       Sent: async ([a, b]) => Promise.all([move(a!, 'delivered', now, device), move(b!, 'failed', now, device)]),
       Delivered: async ([a, b]) => Promise.all([move(a!, 'delivered', now, device), move(b!, 'delivered', now, device)]),
       Failed: async ([a, b]) => Promise.all([move(a!, 'failed', now, device), move(b!, 'failed', now, device)]),
-      Cancelled: async ([a, b]) => Promise.all([move(a!, 'sent', now, device), api.db.message.update({ where: { id: b! }, data: { state: 'cancelled', cancelledAt: now } })]),
-      Cancelling: async ([a, b]) => Promise.all([
-        api.db.message.update({ where: { id: a! }, data: { state: 'assigned', deviceId: device, cancelRequestedAt: now } }),
-        api.db.message.update({ where: { id: b! }, data: { state: 'cancelled', cancelledAt: now } }),
-      ]),
+      Cancelled: async ([a, b]) =>
+        Promise.all([move(a!, 'sent', now, device), api.db.message.update({ where: { id: b! }, data: { state: 'cancelled', cancelledAt: now } })]),
+      Cancelling: async ([a, b]) =>
+        Promise.all([
+          api.db.message.update({ where: { id: a! }, data: { state: 'assigned', deviceId: device, cancelRequestedAt: now } }),
+          api.db.message.update({ where: { id: b! }, data: { state: 'cancelled', cancelledAt: now } }),
+        ]),
     };
     for (const [state, setUp] of Object.entries(setUps)) await setUp((await gateSend(u, `is-${state}`, 2)).map((m) => m.id));
     for (const state of Object.keys(setUps)) {
@@ -146,7 +164,7 @@ describe('GET /3rdparty/v1/messages', () => {
 });
 
 describe('the API as a whole', () => {
-  it('answers the login check with 200, and 401 Unauthorized without credentials, with upstream\'s Link header', async () => {
+  it("answers the login check with 200, and 401 Unauthorized without credentials, with upstream's Link header", async () => {
     const u = await createTestUser(api.db);
     const basic = `Basic ${Buffer.from(`${u.user.name}:${u.apiKey}`).toString('base64')}`;
     for (const url of ['/3rdparty/v1/', '/3rdparty/v1']) {
@@ -154,7 +172,12 @@ describe('the API as a whole', () => {
       expect(ok.statusCode).toBe(200);
       expect(ok.headers.link).toBe('</.well-known/api-catalog>; rel="api-catalog"');
     }
-    for (const headers of [{}, { authorization: 'Basic !!!' }, { authorization: `Basic ${Buffer.from(u.apiKey).toString('base64')}` }, { authorization: 'Bearer nope' }]) {
+    for (const headers of [
+      {},
+      { authorization: 'Basic !!!' },
+      { authorization: `Basic ${Buffer.from(u.apiKey).toString('base64')}` },
+      { authorization: 'Bearer nope' },
+    ]) {
       const refused = await api.app.inject({ method: 'GET', url: '/3rdparty/v1/', headers });
       expect({ status: refused.statusCode, body: refused.json() }).toEqual({ status: 401, body: { message: 'Unauthorized' } });
     }
@@ -163,7 +186,10 @@ describe('the API as a whole', () => {
   it('answers what it refuses before routing, and U+0000 in a path, in the same {message} shape', async () => {
     const u = await createTestUser(api.db);
     const long = await get(u, `/3rdparty/v1/messages/${'a'.repeat(101)}`);
-    expect({ status: long.statusCode, body: long.json() }).toEqual({ status: 414, body: { message: 'A segment of the URL path is longer than 100 characters.' } });
+    expect({ status: long.statusCode, body: long.json() }).toEqual({
+      status: 414,
+      body: { message: 'A segment of the URL path is longer than 100 characters.' },
+    });
     const badUtf8 = await get(u, '/3rdparty/v1/messages/%C0');
     expect({ status: badUtf8.statusCode, keys: Object.keys(badUtf8.json()) }).toEqual({ status: 400, keys: ['message'] });
     const nul = await get(u, '/3rdparty/v1/messages/%00');

@@ -3,19 +3,30 @@ import { messageState, recipientState, stateTimes, type RecipientRow } from './s
 
 const t = (s: number) => new Date(Date.UTC(2026, 10, 27, 10, 0, s));
 const row = (over: Partial<RecipientRow>): RecipientRow => ({
-  state: 'pending', createdAt: t(0), sendingAt: null, sentAt: null, deliveredAt: null, failedAt: null, cancelledAt: null, cancelRequestedAt: null, ...over,
+  state: 'pending',
+  createdAt: t(0),
+  sendingAt: null,
+  sentAt: null,
+  deliveredAt: null,
+  failedAt: null,
+  cancelledAt: null,
+  cancelRequestedAt: null,
+  ...over,
 });
 
 describe('SMS Gate states', () => {
   it('maps each smsgw state of a recipient as the issue says, a cancel asked of the phone being Cancelling', () => {
-    expect((['pending', 'assigned', 'sending', 'sent', 'delivered', 'failed', 'cancelled'] as const).map((state) => recipientState({ state, cancelRequestedAt: null })))
-      .toEqual(['Pending', 'Pending', 'Processed', 'Sent', 'Delivered', 'Failed', 'Cancelled']);
+    expect(
+      (['pending', 'assigned', 'sending', 'sent', 'delivered', 'failed', 'cancelled'] as const).map((state) =>
+        recipientState({ state, cancelRequestedAt: null }),
+      ),
+    ).toEqual(['Pending', 'Pending', 'Processed', 'Sent', 'Delivered', 'Failed', 'Cancelled']);
     expect(recipientState({ state: 'assigned', cancelRequestedAt: t(1) })).toBe('Cancelling');
     expect(recipientState({ state: 'sending', cancelRequestedAt: t(1) })).toBe('Cancelling');
     expect(recipientState({ state: 'sent', cancelRequestedAt: t(1) })).toBe('Sent');
   });
 
-  it('aggregates in the app\'s order: Pending, Cancelling, Cancelled, Processed, all Failed, all Delivered, else Sent', () => {
+  it("aggregates in the app's order: Pending, Cancelling, Cancelled, Processed, all Failed, all Delivered, else Sent", () => {
     expect(messageState(['Delivered', 'Pending', 'Cancelling'])).toBe('Pending');
     expect(messageState(['Cancelled', 'Cancelling'])).toBe('Cancelling');
     expect(messageState(['Processed', 'Cancelled'])).toBe('Cancelled');

@@ -1,4 +1,4 @@
-import type { MessageState } from '@smsgw/core';
+import { isCancelling, type MessageState } from '@smsgw/core';
 
 /**
  * SMS Gate's processing states (docs/compatibility.md): one per recipient, mapped from smsgw's
@@ -26,7 +26,7 @@ export interface RecipientRow {
 
 /** A recipient's state: a cancel asked of the phone that holds it is `Cancelling` until the phone answers. */
 export function recipientState(row: Pick<RecipientRow, 'state' | 'cancelRequestedAt'>): ProcessingState {
-  if (row.cancelRequestedAt !== null && (row.state === 'assigned' || row.state === 'sending')) return 'Cancelling';
+  if (isCancelling(row)) return 'Cancelling';
   return RECIPIENT_STATE[row.state];
 }
 

@@ -33,7 +33,13 @@ describe('SMS Gate tokens', () => {
     const u = await createTestUser(api.db);
     const before = Date.now();
     const pair = await tokenFor(u, ['messages:send', 'messages:read'], 600);
-    expect(pair).toEqual({ id: expect.any(String), token_type: 'Bearer', access_token: expect.any(String), refresh_token: expect.any(String), expires_at: expect.any(String) });
+    expect(pair).toEqual({
+      id: expect.any(String),
+      token_type: 'Bearer',
+      access_token: expect.any(String),
+      refresh_token: expect.any(String),
+      expires_at: expect.any(String),
+    });
     expect(claims(pair.access_token)).toMatchObject({ jti: pair.id, sub: u.userId, user_id: u.userId, scopes: ['messages:send', 'messages:read'] });
     expect(claims(pair.refresh_token)).toMatchObject({ sub: u.userId, scopes: ['tokens:refresh'], original_scopes: ['messages:send', 'messages:read'] });
     const lifetime = (iso: string) => Math.round((new Date(iso).getTime() - before) / 1000);
@@ -55,7 +61,11 @@ describe('SMS Gate tokens', () => {
     await expect(publishedClient(baseUrl, u.user.name, token).getDevices()).rejects.toThrow(forbidden('devices:list'));
     const { access_token: reader } = await tokenFor(u, ['messages:read', 'devices:list']);
     await expect(newerClient(baseUrl, '', reader).send({ phoneNumbers: [] })).rejects.toThrow(forbidden('messages:send'));
-    const unreadable = await fetch(`${baseUrl}/3rdparty/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' }, body: '{' });
+    const unreadable = await fetch(`${baseUrl}/3rdparty/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' },
+      body: '{',
+    });
     expect([unreadable.status, await unreadable.json()]).toEqual([403, { message: 'scope required: messages:send' }]);
     expect(await publishedClient(baseUrl, u.user.name, reader).getDevices()).toHaveLength(1);
     expect((await newerClient(baseUrl, '', reader).getState(sent.id)).id).toBe(sent.id);
@@ -88,7 +98,7 @@ describe('SMS Gate tokens', () => {
     expect(await api.db.scopedToken.count({ where: { userId: u.userId } })).toBe(4);
   });
 
-  it('revokes by jti: the access token and its refresh token 401, another user\'s jti untouched', async () => {
+  it("revokes by jti: the access token and its refresh token 401, another user's jti untouched", async () => {
     const u = await createTestUser(api.db);
     const pair = await tokenFor(u, ['messages:send', 'tokens:manage']);
     const other = await createTestUser(api.db);
@@ -125,7 +135,7 @@ describe('SMS Gate tokens', () => {
   });
 });
 
-describe('scopes on smsgw\'s own API', () => {
+describe("scopes on smsgw's own API", () => {
   it('names only routes that exist in its table (a misspelt one would fall back to all:any unnoticed)', () => {
     const missing = [...ROUTE_SCOPES.keys()].filter((key) => {
       const [method, url] = key.split(' ') as [string, string];
@@ -153,13 +163,19 @@ describe('scopes on smsgw\'s own API', () => {
     const { access_token: lister } = await tokenFor(u, ['devices:list', 'messages:list']);
     expect((await call(lister, 'GET', '/api/v1/devices')).status).toBe(200);
     expect((await call(lister, 'GET', '/api/v1/sms')).status).toBe(200);
-    expect((await call(lister, 'POST', '/api/sms/send', { recipients: [phone()], body: 'no' })).body).toMatchObject({ message: 'scope required: messages:send' });
+    expect((await call(lister, 'POST', '/api/sms/send', { recipients: [phone()], body: 'no' })).body).toMatchObject({
+      message: 'scope required: messages:send',
+    });
 
     const { access_token: all } = await tokenFor(u, ['all:any']);
     expect((await call(all, 'GET', '/api/v1/contacts')).status).toBe(200);
     // API keys and the console's JWTs (no scopes claim) keep full access.
     expect((await call(u.apiKey, 'GET', '/api/v1/contacts')).status).toBe(200);
-    const { token: consoleJwt } = api.app.issueToken({ user: u.user, method: 'api_key', apiKeyId: (await api.db.apiKey.findFirstOrThrow({ where: { userId: u.userId } })).id });
+    const { token: consoleJwt } = api.app.issueToken({
+      user: u.user,
+      method: 'api_key',
+      apiKeyId: (await api.db.apiKey.findFirstOrThrow({ where: { userId: u.userId } })).id,
+    });
     expect((await call(consoleJwt, 'GET', '/api/v1/contacts')).status).toBe(200);
   });
 });

@@ -16,20 +16,22 @@ const Optional = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => T
 const TokenRequest = Type.Object(
   {
     scopes: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'SMS Gate scopes (docs/http-api.md, "Scopes").' }),
-    ttl: Optional(Type.Integer({ minimum: 0, description: 'Seconds the access token lives; 0 or absent: the most, JWT_TTL_SECONDS (larger values are taken as it).' })),
+    ttl: Optional(
+      Type.Integer({ minimum: 0, description: 'Seconds the access token lives; 0 or absent: the most, JWT_TTL_SECONDS (larger values are taken as it).' }),
+    ),
   },
   { $id: 'SmsGateTokenRequest', examples: [{ scopes: ['messages:send', 'messages:read'], ttl: 600 }] },
 );
 
 const TokenResponse = Type.Object(
   {
-    id: Type.String({ description: 'The access token\'s jti: DELETE /auth/token/{id} revokes it and its refresh token.' }),
+    id: Type.String({ description: "The access token's jti: DELETE /auth/token/{id} revokes it and its refresh token." }),
     token_type: Type.Literal('Bearer'),
     access_token: Type.String(),
     refresh_token: Type.String({ description: 'Single use: POST /auth/token/refresh with it as Bearer.' }),
     expires_at: Type.String({ format: 'date-time', description: 'When the access token expires.' }),
   },
-  { $id: 'SmsGateTokenResponse', description: 'A JWT pair with scopes, as SMS Gate\'s `TokenResponse`.' },
+  { $id: 'SmsGateTokenResponse', description: "A JWT pair with scopes, as SMS Gate's `TokenResponse`." },
 );
 
 /**
@@ -76,6 +78,7 @@ const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!refresh?.originalScopes?.length || !refresh.scopes.includes(REFRESH_SCOPE)) throw new AppError('unauthorized');
       const pair = issuePair(app, request.auth, refresh.originalScopes, app.config.JWT_TTL_SECONDS);
       if (!(await rotateRefreshToken(app.sql, { userId: request.auth.user.id, refreshId: refresh.id, next: pair.rows }))) throw new AppError('unauthorized');
+      app.credentialCache.forgetUser(request.auth.user.id);
       return reply.status(201).send(pair.response);
     },
   );
@@ -85,14 +88,18 @@ const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags,
-        summary: 'Revoke a token by its jti (an access token\'s revokes its refresh token too); 204 also for an unknown jti, as upstream',
+        summary: "Revoke a token by its jti (an access token's revokes its refresh token too); 204 also for an unknown jti, as upstream",
         params: Type.Object({ jti: Type.String({ minLength: 1 }) }),
         response: { 204: Type.Null(), ...smsGateErrors(401, 403, 429) },
       },
     },
     async (request, reply) => {
       const { jti } = request.params;
-      if (isUuid(jti)) await revokeScopedToken(app.sql, { userId: request.auth.user.id, id: jti.toLowerCase() });
+      if (isUuid(jti)) {
+        await revokeScopedToken(app.sql, { userId: request.auth.user.id, id: jti.toLowerCase() });
+        // At once in this process; Postgres tells the others (plugins/credential-cache.ts).
+        app.credentialCache.forgetUser(request.auth.user.id);
+      }
       return reply.status(204).send(null);
     },
   );
@@ -109,7 +116,13 @@ function issuePair(app: FastifyInstance, auth: AuthContext, scopes: readonly str
     { id: accessId, use: 'access', parentId: null, scopes, expiresAt: access.expiresAt },
     { id: refreshId, use: 'refresh', parentId: accessId, scopes, expiresAt: refresh.expiresAt },
   ];
-  const response = { id: accessId, token_type: 'Bearer' as const, access_token: access.token, refresh_token: refresh.token, expires_at: access.expiresAt.toISOString() };
+  const response = {
+    id: accessId,
+    token_type: 'Bearer' as const,
+    access_token: access.token,
+    refresh_token: refresh.token,
+    expires_at: access.expiresAt.toISOString(),
+  };
   return { rows, response };
 }
 

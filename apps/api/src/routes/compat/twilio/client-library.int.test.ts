@@ -27,10 +27,19 @@ describe('twilio against smsgw', () => {
     expect(a.messaging_service_sid).toMatch(/^MG[0-9a-f]{32}$/);
     const client = twilioClient(baseUrl, a.account_sid, a.auth_token);
     const to = phone();
-    const sent = await client.messages.create({ to, body: 'Hello from Twilio\'s library', messagingServiceSid: a.messaging_service_sid });
+    const sent = await client.messages.create({ to, body: "Hello from Twilio's library", messagingServiceSid: a.messaging_service_sid });
     expect(sent).toMatchObject({
-      to, body: 'Hello from Twilio\'s library', status: 'queued', accountSid: a.account_sid, messagingServiceSid: a.messaging_service_sid,
-      numSegments: '1', numMedia: '0', direction: 'outbound-api', apiVersion: '2010-04-01', errorCode: null, price: null,
+      to,
+      body: "Hello from Twilio's library",
+      status: 'queued',
+      accountSid: a.account_sid,
+      messagingServiceSid: a.messaging_service_sid,
+      numSegments: '1',
+      numMedia: '0',
+      direction: 'outbound-api',
+      apiVersion: '2010-04-01',
+      errorCode: null,
+      price: null,
       uri: `/2010-04-01/Accounts/${a.account_sid}/Messages/${sent.sid}.json`,
     });
     expect(sent.sid).toMatch(/^SM[0-9a-f]{32}$/);
@@ -48,8 +57,7 @@ describe('twilio against smsgw', () => {
     await expect(twilioClient(baseUrl, a.account_sid, 'wrong').messages.list()).rejects.toMatchObject({ status: 401, code: 20003 });
     const other = await createTestUser(api.db);
     const b = await account(other.apiKey);
-    await expect(twilioClient(baseUrl, a.account_sid, a.auth_token, b.account_sid).messages.list())
-      .rejects.toMatchObject({ status: 404, code: 20404 });
+    await expect(twilioClient(baseUrl, a.account_sid, a.auth_token, b.account_sid).messages.list()).rejects.toMatchObject({ status: 404, code: 20404 });
     expect((await sendFootprint(api, other.userId)).messages).toBe(0);
   });
 

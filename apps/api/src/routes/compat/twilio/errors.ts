@@ -7,7 +7,11 @@ import type { ErrorBodyShape } from '../../../plugins/errors.ts';
  * status, as Twilio's own 20003, 20404, 20429 and 20500 read.
  */
 export class TwilioError extends Error {
-  constructor(readonly status: number, readonly code: number, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -21,7 +25,7 @@ export interface TwilioErrorBody {
 
 export const TwilioErrorSchema = Type.Object(
   { code: Type.Integer(), message: Type.String(), more_info: Type.String(), status: Type.Integer() },
-  { $id: 'TwilioError', description: 'Twilio\'s error body.' },
+  { $id: 'TwilioError', description: "Twilio's error body." },
 );
 
 export function twilioErrors(...statuses: number[]) {

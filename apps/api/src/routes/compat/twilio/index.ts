@@ -13,8 +13,9 @@ export { twilioErrorBody };
 
 /**
  * Twilio's Messages API (docs/compatibility.md): a thin adapter over smsgw's one send path, its
- * message record and its cancel, under `/Accounts/{AccountSid}`. Form-encoded bodies as the SDKs
- * send them; Twilio's error body `{code, message, more_info, status}`.
+ * message record, its cancel and the webhook engine's per-send callbacks (`StatusCallback`), under
+ * `/Accounts/{AccountSid}`. Form-encoded bodies as the SDKs send them; Twilio's error body
+ * `{code, message, more_info, status}`.
  */
 const twilioRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
@@ -31,10 +32,13 @@ const twilioRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(twilioBody(404, 20404, `The requested resource ${request.url.split('?')[0]} was not found`));
   });
-  await app.register(async (account) => {
-    account.addHook('onRequest', twilioAuthentication(app));
-    await account.register(messageRoutes);
-  }, { prefix: '/Accounts/:AccountSid' });
+  await app.register(
+    async (account) => {
+      account.addHook('onRequest', twilioAuthentication(app));
+      await account.register(messageRoutes);
+    },
+    { prefix: '/Accounts/:AccountSid' },
+  );
 };
 export default twilioRoutes;
 

@@ -1,15 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { isE164, segmentInfo } from '@smsgw/core';
+import { isE164, segmentInfo, twilioSid, twilioStatus, uuidOfSid } from '@smsgw/core';
 import {
-  assertSendableText, deleteFinalMessage, findSimByPhoneNumber, findTwilioMessage, listTwilioMessages, loadCancelTargets, redactMessageBody,
-  sendMessages, twilioAccount, uuidOfSid, type TwilioMessageRow, type UserRow,
+  assertSendableText,
+  deleteFinalMessage,
+  findSimByPhoneNumber,
+  findTwilioMessage,
+  listTwilioMessages,
+  loadCancelTargets,
+  redactMessageBody,
+  sendMessages,
+  twilioAccount,
+  type TwilioMessageRow,
+  type UserRow,
 } from '@smsgw/db';
 import { sendDeps } from '../../../services/send-deps.ts';
 import { cancelTargets } from '../../../services/cancel-messages.ts';
 import { TwilioError, invalid, twilioErrors } from './errors.ts';
-import { TwilioMessage, toTwilioMessage, twilioStatus, type Account } from './resource.ts';
+import { TwilioMessage, toTwilioMessage, type Account } from './resource.ts';
+import { statusCallbackOf } from './status-callback.ts';
 
 const tags = ['twilio'];
 const MAX_BODY = 1600;
@@ -23,13 +33,25 @@ const UpdateForm = Type.Record(Type.String(), FormValue, { examples: [{ Status: 
 const Params = Type.Object({ AccountSid: Type.String({ maxLength: 64 }) });
 const SidParams = Type.Object({ AccountSid: Type.String({ maxLength: 64 }), Sid: Type.String({ maxLength: 64 }) });
 const ListQuery = Type.Object({
-  To: Type.Optional(Type.String()), From: Type.Optional(Type.String()), DateSent: Type.Optional(Type.String()),
-  'DateSent<': Type.Optional(Type.String()), 'DateSent>': Type.Optional(Type.String()),
-  PageSize: Type.Optional(Type.String()), Page: Type.Optional(Type.String()), PageToken: Type.Optional(Type.String()),
+  To: Type.Optional(Type.String()),
+  From: Type.Optional(Type.String()),
+  DateSent: Type.Optional(Type.String()),
+  'DateSent<': Type.Optional(Type.String()),
+  'DateSent>': Type.Optional(Type.String()),
+  PageSize: Type.Optional(Type.String()),
+  Page: Type.Optional(Type.String()),
+  PageToken: Type.Optional(Type.String()),
 });
 const Page = Type.Object({
-  messages: Type.Array(TwilioMessage), uri: Type.String(), first_page_uri: Type.String(), next_page_uri: Type.Union([Type.String(), Type.Null()]),
-  previous_page_uri: Type.Union([Type.String(), Type.Null()]), page: Type.Integer(), page_size: Type.Integer(), start: Type.Integer(), end: Type.Integer(),
+  messages: Type.Array(TwilioMessage),
+  uri: Type.String(),
+  first_page_uri: Type.String(),
+  next_page_uri: Type.Union([Type.String(), Type.Null()]),
+  previous_page_uri: Type.Union([Type.String(), Type.Null()]),
+  page: Type.Integer(),
+  page_size: Type.Integer(),
+  start: Type.Integer(),
+  end: Type.Integer(),
 });
 
 /**
@@ -38,94 +60,137 @@ const Page = Type.Object({
  * 32 hex digits of the message id.
  */
 const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/Messages.json', {
-    schema: { tags, summary: 'Send a message: 201 with Twilio\'s Message resource', consumes: ['application/x-www-form-urlencoded'], params: Params, body: CreateForm, response: { 201: TwilioMessage, ...twilioErrors(400, 401, 404, 429, 503) } },
-  }, async (request, reply) => {
-    const account = await twilioAccount(app.sql, request.auth.user.id);
-    const id = await send(app, request.auth.user, account, request.body);
-    return reply.status(201).send(toTwilioMessage(account, (await findTwilioMessage(app.sql, request.auth.user.id, id))!));
-  });
-
-  app.get('/Messages.json', {
-    schema: { tags, summary: 'List messages, newest first, in Twilio\'s pages', params: Params, querystring: ListQuery, response: { 200: Page, ...twilioErrors(400, 401, 404, 429) } },
-  }, async (request) => {
-    const q = request.query;
-    const account = await twilioAccount(app.sql, request.auth.user.id);
-    const pageSize = q.PageSize === undefined ? 50 : Number(q.PageSize);
-    if (!Number.isInteger(pageSize) || pageSize < 1) throw invalid(20001, `Invalid PageSize: ${q.PageSize}`);
-    const page = q.Page === undefined ? 0 : Number(q.Page);
-    if (!Number.isInteger(page) || page < 0) throw invalid(20001, `Invalid Page: ${q.Page}`);
-    const after = q.PageToken === undefined ? undefined : await pageTokenMessage(app, request.auth.user.id, q.PageToken);
-    const day = q.DateSent === undefined ? undefined : utcDay(q.DateSent, 'DateSent');
-    const before = q['DateSent<'] === undefined ? undefined : nextUtcDay(q['DateSent<'], 'DateSent<');
-    const since = q['DateSent>'] === undefined ? undefined : utcDay(q['DateSent>'], 'DateSent>');
-    const size = Math.min(pageSize, MAX_PAGE_SIZE);
-    const rows = await listTwilioMessages(app.sql, {
-      userId: request.auth.user.id, to: q.To, from: q.From, limit: size + 1,
-      ...(after && { after }),
-      ...((day ?? since) && { sentFrom: latest(day, since) }),
-      ...((day || before) && { sentBefore: earliest(day && new Date(day.getTime() + 86_400_000), before) }),
-    });
-    const base = `/2010-04-01/Accounts/${account.accountSid}/Messages.json`;
-    const filters = new URLSearchParams(Object.entries(q).filter(([k, v]) => v !== undefined && !['Page', 'PageToken', 'PageSize'].includes(k)) as [string, string][]);
-    const uri = (extra: Record<string, string>) => `${base}?${new URLSearchParams([...filters, ['PageSize', String(size)], ...Object.entries(extra)])}`;
-    const shown = rows.slice(0, size);
-    const last = shown.at(-1);
-    return {
-      messages: shown.map((m) => toTwilioMessage(account, m)),
-      uri: uri(page > 0 ? { Page: String(page), ...(q.PageToken && { PageToken: q.PageToken }) } : {}),
-      first_page_uri: uri({ Page: '0' }),
-      next_page_uri: rows.length > size && last ? uri({ Page: String(page + 1), PageToken: `PA${sidOf(last.id)}` }) : null,
-      previous_page_uri: null,
-      page, page_size: size, start: page * size, end: page * size + Math.max(shown.length - 1, 0),
-    };
-  });
-
-  app.get('/Messages/:Sid.json', {
-    schema: { tags, summary: 'A message', params: SidParams, response: { 200: TwilioMessage, ...twilioErrors(401, 404, 429) } },
-  }, async (request) => {
-    const account = await twilioAccount(app.sql, request.auth.user.id);
-    return toTwilioMessage(account, await ownMessage(app, request.auth.user.id, request.params.Sid, request.url));
-  });
-
-  app.post('/Messages/:Sid.json', {
-    schema: {
-      tags, summary: 'Cancel a scheduled message (Status=canceled) or redact its text (Body=)', consumes: ['application/x-www-form-urlencoded'], params: SidParams, body: UpdateForm,
-      response: { 200: TwilioMessage, ...twilioErrors(400, 401, 404, 429) },
+  app.post(
+    '/Messages.json',
+    {
+      schema: {
+        tags,
+        summary: "Send a message: 201 with Twilio's Message resource",
+        consumes: ['application/x-www-form-urlencoded'],
+        params: Params,
+        body: CreateForm,
+        response: { 201: TwilioMessage, ...twilioErrors(400, 401, 404, 429, 503) },
+      },
     },
-  }, async (request) => {
-    const userId = request.auth.user.id;
-    const account = await twilioAccount(app.sql, userId);
-    const message = await ownMessage(app, userId, request.params.Sid, request.url);
-    const { Status, Body } = request.body;
-    if (Status === undefined && Body === undefined) throw invalid(20001, 'Either Body or Status must be given.');
-    if (Status !== undefined) {
-      if (Status !== 'canceled') throw invalid(20001, `Invalid Status: ${String(Status)}; only canceled is accepted.`);
-      if (twilioStatus(message) !== 'scheduled') throw invalid(30409, 'This message cannot be canceled');
-      await cancelTargets(app, userId, await loadCancelTargets(app.sql, { userId, ids: [message.id] }));
-    }
-    if (Body !== undefined) {
-      if (Body !== '') throw invalid(20001, 'A message\'s Body can only be redacted (Body= with an empty value).');
-      if (!['sent', 'delivered', 'undelivered', 'failed', 'canceled'].includes(twilioStatus(message))) {
-        throw invalid(20009, 'A message can only be redacted once it is final.');
-      }
-      await redactMessageBody(app.sql, userId, message.id);
-    }
-    return toTwilioMessage(account, (await findTwilioMessage(app.sql, userId, message.id))!);
-  });
+    async (request, reply) => {
+      const account = await twilioAccount(app.sql, request.auth.user.id);
+      const id = await send(app, request.auth.user, account, request.body);
+      return reply.status(201).send(toTwilioMessage(account, (await findTwilioMessage(app.sql, request.auth.user.id, id))!));
+    },
+  );
 
-  app.delete('/Messages/:Sid.json', {
-    schema: { tags, summary: 'Delete a final message: 204', params: SidParams, response: { 204: Type.Null(), ...twilioErrors(400, 401, 404, 429) } },
-  }, async (request, reply) => {
-    const userId = request.auth.user.id;
-    const message = await ownMessage(app, userId, request.params.Sid, request.url);
-    if (!(await deleteFinalMessage(app.sql, userId, message.id))) throw invalid(20009, 'Cannot delete message because delivery has not been completed.');
-    return reply.status(204).send(null);
-  });
+  app.get(
+    '/Messages.json',
+    {
+      schema: {
+        tags,
+        summary: "List messages, newest first, in Twilio's pages",
+        params: Params,
+        querystring: ListQuery,
+        response: { 200: Page, ...twilioErrors(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const account = await twilioAccount(app.sql, request.auth.user.id);
+      const pageSize = q.PageSize === undefined ? 50 : Number(q.PageSize);
+      if (!Number.isInteger(pageSize) || pageSize < 1) throw invalid(20001, `Invalid PageSize: ${q.PageSize}`);
+      const page = q.Page === undefined ? 0 : Number(q.Page);
+      if (!Number.isInteger(page) || page < 0) throw invalid(20001, `Invalid Page: ${q.Page}`);
+      const after = q.PageToken === undefined ? undefined : await pageTokenMessage(app, request.auth.user.id, q.PageToken);
+      const day = q.DateSent === undefined ? undefined : utcDay(q.DateSent, 'DateSent');
+      const before = q['DateSent<'] === undefined ? undefined : nextUtcDay(q['DateSent<'], 'DateSent<');
+      const since = q['DateSent>'] === undefined ? undefined : utcDay(q['DateSent>'], 'DateSent>');
+      const size = Math.min(pageSize, MAX_PAGE_SIZE);
+      const rows = await listTwilioMessages(app.sql, {
+        userId: request.auth.user.id,
+        to: q.To,
+        from: q.From,
+        limit: size + 1,
+        ...(after && { after }),
+        ...((day ?? since) && { sentFrom: latest(day, since) }),
+        ...((day || before) && { sentBefore: earliest(day && new Date(day.getTime() + 86_400_000), before) }),
+      });
+      const base = `/2010-04-01/Accounts/${account.accountSid}/Messages.json`;
+      const filters = new URLSearchParams(
+        Object.entries(q).filter(([k, v]) => v !== undefined && !['Page', 'PageToken', 'PageSize'].includes(k)) as [string, string][],
+      );
+      const uri = (extra: Record<string, string>) => `${base}?${new URLSearchParams([...filters, ['PageSize', String(size)], ...Object.entries(extra)])}`;
+      const shown = rows.slice(0, size);
+      const last = shown.at(-1);
+      return {
+        messages: shown.map((m) => toTwilioMessage(account, m)),
+        uri: uri(page > 0 ? { Page: String(page), ...(q.PageToken && { PageToken: q.PageToken }) } : {}),
+        first_page_uri: uri({ Page: '0' }),
+        next_page_uri: rows.length > size && last ? uri({ Page: String(page + 1), PageToken: `PA${twilioSid('SM', last.id)}` }) : null,
+        previous_page_uri: null,
+        page,
+        page_size: size,
+        start: page * size,
+        end: page * size + Math.max(shown.length - 1, 0),
+      };
+    },
+  );
+
+  app.get(
+    '/Messages/:Sid.json',
+    {
+      schema: { tags, summary: 'A message', params: SidParams, response: { 200: TwilioMessage, ...twilioErrors(401, 404, 429) } },
+    },
+    async (request) => {
+      const account = await twilioAccount(app.sql, request.auth.user.id);
+      return toTwilioMessage(account, await ownMessage(app, request.auth.user.id, request.params.Sid, request.url));
+    },
+  );
+
+  app.post(
+    '/Messages/:Sid.json',
+    {
+      schema: {
+        tags,
+        summary: 'Cancel a scheduled message (Status=canceled) or redact its text (Body=)',
+        consumes: ['application/x-www-form-urlencoded'],
+        params: SidParams,
+        body: UpdateForm,
+        response: { 200: TwilioMessage, ...twilioErrors(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const userId = request.auth.user.id;
+      const account = await twilioAccount(app.sql, userId);
+      const message = await ownMessage(app, userId, request.params.Sid, request.url);
+      const { Status, Body } = request.body;
+      if (Status === undefined && Body === undefined) throw invalid(20001, 'Either Body or Status must be given.');
+      if (Status !== undefined) {
+        if (Status !== 'canceled') throw invalid(20001, `Invalid Status: ${String(Status)}; only canceled is accepted.`);
+        if (twilioStatus(message) !== 'scheduled') throw invalid(30409, 'This message cannot be canceled');
+        await cancelTargets(app, userId, await loadCancelTargets(app.sql, { userId, ids: [message.id] }));
+      }
+      if (Body !== undefined) {
+        if (Body !== '') throw invalid(20001, "A message's Body can only be redacted (Body= with an empty value).");
+        if (!['sent', 'delivered', 'undelivered', 'failed', 'canceled'].includes(twilioStatus(message))) {
+          throw invalid(20009, 'A message can only be redacted once it is final.');
+        }
+        await redactMessageBody(app.sql, userId, message.id);
+      }
+      return toTwilioMessage(account, (await findTwilioMessage(app.sql, userId, message.id))!);
+    },
+  );
+
+  app.delete(
+    '/Messages/:Sid.json',
+    {
+      schema: { tags, summary: 'Delete a final message: 204', params: SidParams, response: { 204: Type.Null(), ...twilioErrors(400, 401, 404, 429) } },
+    },
+    async (request, reply) => {
+      const userId = request.auth.user.id;
+      const message = await ownMessage(app, userId, request.params.Sid, request.url);
+      if (!(await deleteFinalMessage(app.sql, userId, message.id))) throw invalid(20009, 'Cannot delete message because delivery has not been completed.');
+      return reply.status(204).send(null);
+    },
+  );
 };
 export default messageRoutes;
-
-const sidOf = (id: string) => `SM${id.replaceAll('-', '')}`;
 
 async function ownMessage(app: FastifyInstance, userId: string, sid: string, url: string): Promise<TwilioMessageRow> {
   const id = uuidOfSid('SM', sid);
@@ -163,7 +228,7 @@ function one(form: Record<string, string | string[]>, name: string): string | un
 async function send(app: FastifyInstance, user: UserRow, account: Account, form: Record<string, string | string[]>): Promise<string> {
   const [to, body, from, service] = [one(form, 'To'), one(form, 'Body'), one(form, 'From'), one(form, 'MessagingServiceSid')];
   if (form.MediaUrl !== undefined) throw invalid(21620, 'MMS is not supported by this server: MediaUrl cannot be sent.');
-  if (!to) throw invalid(21604, 'A \'To\' phone number is required.');
+  if (!to) throw invalid(21604, "A 'To' phone number is required.");
   if (!isE164(to)) throw invalid(21211, `The 'To' number ${to} is not a valid phone number.`);
   if (!body) throw invalid(21602, 'Message body is required.');
   if ([...body].length > MAX_BODY) throw invalid(21617, 'The concatenated message body exceeds the 1600 character limit.');
@@ -175,15 +240,21 @@ async function send(app: FastifyInstance, user: UserRow, account: Account, form:
     if (!sim) throw invalid(21606, `The From phone number ${from} is not a valid, SMS-capable inbound phone number or short code for your account.`);
   }
   const timing = sendTiming(form);
-  const callback = one(form, 'StatusCallback');
-  if (callback !== undefined && !/^https?:\/\/[^\s]+$/i.test(callback)) throw invalid(21609, `The StatusCallback URL ${callback} is not a valid URL.`);
+  // Through the Messaging Service when it was named or no SIM was (round-robin): its status callbacks say so.
+  const callback = await statusCallbackOf(app, one(form, 'StatusCallback'), account, service !== undefined || sim === null);
   if (await optedOut(app, user.id, to)) throw invalid(21610, 'Attempt to send to unsubscribed recipient');
 
   const { encoding, segments } = segmentInfo(body);
   const response = await sendMessages(sendDeps(app), {
-    user, recipients: [to], groupIds: [], deviceId: sim?.deviceId, simNumber: sim?.simNumber, timing,
-    compose: () => ({ kind: 'same', body, segments, encoding }), idempotency: undefined,
-    ...(callback && { statusCallback: callback }),
+    user,
+    recipients: [to],
+    groupIds: [],
+    deviceId: sim?.deviceId,
+    simNumber: sim?.simNumber,
+    timing,
+    compose: () => ({ kind: 'same', body, segments, encoding }),
+    idempotency: undefined,
+    callback,
   });
   app.metrics.messagesAccepted.inc({ endpoint: 'twilio' }, response.recipients_count);
   return response.message_ids[0]!;
@@ -216,4 +287,3 @@ async function optedOut(app: FastifyInstance, userId: string, phone: string): Pr
   const { rowCount } = await app.sql.query('SELECT 1 FROM opt_outs WHERE user_id = $1 AND phone = $2', [userId, phone]);
   return rowCount === 1;
 }
-

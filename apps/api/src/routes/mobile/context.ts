@@ -1,9 +1,0 @@
-import type { MoreWaiting } from '../../services/device-core.ts';
-import type { EventStreams } from '../../services/event-stream.ts';
-
-/** What the routes of the mobile API share, at both prefixes. */
-export interface MobileContext {
-  streams: EventStreams;
-  /** Wakes a phone again after its acknowledgements while it has messages never offered. */
-  moreWaiting: MoreWaiting;
-}

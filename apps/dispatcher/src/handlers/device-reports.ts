@@ -1,0 +1,60 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { DispatcherConfig } from '@smsgw/config';
+import { Batcher, type BurstLog } from '@smsgw/core';
+import { announceTransitions, type Sql } from '@smsgw/db/sql';
+import { enqueueDispatch, type DispatchQueue, type JobPayload, type WebhooksQueue } from '@smsgw/queue';
+import type { DispatcherMetrics } from '../metrics.ts';
+import { applyDeviceReports } from './apply-reports.ts';
+import { announceDeps } from './announce-deps.ts';
+import { applyRetryableFailures } from './failover.ts';
+import type { Handler } from './job-handler.ts';
+
+// Most report jobs (device requests, each up to the device protocol's limit of reports) applied together.
+const REPORT_JOBS_PER_BATCH = 64;
+
+export interface DeviceReportsDeps {
+  sql: Sql;
+  redis: Redis;
+  dispatchQueue: DispatchQueue;
+  webhooksQueue: WebhooksQueue;
+  config: DispatcherConfig;
+  log: Logger;
+  incidents: BurstLog;
+  metrics: DispatcherMetrics;
+}
+
+/**
+ * The `device.reports` job: the report jobs taken together (one per device request) are applied
+ * together, one statement per lifecycle step for all of them, then their retryable failures fail
+ * over. Each job's result is the number of its reports that moved a message.
+ */
+export function deviceReportsHandler(deps: DeviceReportsDeps): Handler<'device.reports'> {
+  const { sql, config, log, metrics } = deps;
+  const announcing = announceDeps(deps);
+
+  /** The payloads' retryable failures: back to round-robin (enqueued here) or failed for good. */
+  const failOverReports = async (payloads: JobPayload<'device.reports'>[]): Promise<string[]> => {
+    const failover = await applyRetryableFailures({ sql, config }, payloads);
+    metrics.transitions.inc({ state: 'pending' }, failover.retried.length);
+    metrics.transitions.inc({ state: 'failed' }, failover.failed.length);
+    if (failover.quarantined.length > 0) log.warn({ devices: failover.quarantined }, 'devices quarantined after retryable failures in a row');
+    // If Redis refuses the jobs, the outbox sweep enqueues the pending messages.
+    if (failover.retried.length > 0)
+      await enqueueDispatch(deps.dispatchQueue, failover.retried).catch((error: unknown) =>
+        deps.incidents.report('failover enqueue failed: left to the outbox sweep', error),
+      );
+    await announceTransitions(announcing, { moved: [...failover.retried, ...failover.failed], deliveries: failover.deliveries });
+    return [...failover.retried, ...failover.failed];
+  };
+
+  const reporter = new Batcher<JobPayload<'device.reports'>, number>(async (payloads) => {
+    const { applied, deliveries } = await applyDeviceReports(sql, payloads);
+    for (const { status } of applied) metrics.transitions.inc({ state: status });
+    await announceTransitions(announcing, { moved: applied.map((a) => a.id), deliveries });
+    const moved = new Set([...applied.map((a) => a.id), ...(await failOverReports(payloads))]);
+    return payloads.map((payload) => payload.reports.filter((r) => moved.has(r.id)).length);
+  }, REPORT_JOBS_PER_BATCH);
+
+  return (payload) => reporter.add(payload);
+}

@@ -1,0 +1,84 @@
+import pg from 'pg';
+
+/**
+ * The channel on which Postgres announces, on commit, every change to what a credential stands for
+ * (triggers of migration 20261127125000_credential_changes): a key revoked or deleted, a user
+ * disabled, renamed, deleted or given another quota, a scoped token revoked. The payload is the
+ * user's id, whoever made the change (the API, the CLI, an operator in psql).
+ */
+export const CREDENTIALS_CHANNEL = 'smsgw_credentials';
+
+export interface CredentialChangesOptions {
+  url: string;
+  /** A user's credentials changed. */
+  onChange: (userId: string) => void;
+  /** LISTEN is confirmed: from now on no change is missed (again after a reconnect). */
+  onLive: () => void;
+  /** The connection failed: changes may be missed until `onLive` is called again. */
+  onLost: (error: Error) => void;
+  /** Milliseconds between attempts to listen again. */
+  retryMs?: number;
+}
+
+export interface CredentialChanges {
+  close(): Promise<void>;
+}
+
+/**
+ * Listens to CREDENTIALS_CHANNEL on a connection of its own (a listening connection cannot serve a
+ * pool), reconnecting after `retryMs` whenever it fails. Resolves after the first attempt, whether
+ * it succeeded or not: a process starts even while Postgres is away.
+ */
+export async function listenForCredentialChanges(options: CredentialChangesOptions): Promise<CredentialChanges> {
+  const { url, onChange, onLive, onLost, retryMs = 1000 } = options;
+  let current: pg.Client | null = null;
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+  const dead = new WeakSet<pg.Client>();
+
+  const lost = (client: pg.Client, error: Error) => {
+    if (dead.has(client)) return;
+    dead.add(client);
+    client.end().catch(() => undefined);
+    if (current === client) current = null;
+    if (closed) return;
+    onLost(error);
+    retry = setTimeout(() => void connect(), retryMs);
+  };
+
+  async function connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: url });
+    client.on('notification', ({ channel, payload }) => {
+      if (channel === CREDENTIALS_CHANNEL && payload) onChange(payload);
+    });
+    client.on('error', (error) => lost(client, error));
+    client.on('end', () => lost(client, new Error('the credential-changes connection ended')));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
+    } catch (error) {
+      return lost(client, error as Error);
+    }
+    if (closed || dead.has(client)) {
+      dead.add(client);
+      await client.end().catch(() => undefined);
+      return;
+    }
+    current = client;
+    onLive();
+  }
+
+  await connect();
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      const client = current;
+      current = null;
+      if (client) {
+        dead.add(client);
+        await client.end().catch(() => undefined);
+      }
+    },
+  };
+}
