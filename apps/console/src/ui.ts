@@ -1,5 +1,5 @@
 import { h, type ComponentChildren, type JSX } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiProblem } from './api/client.ts';
 
 /** Small building blocks shared by the pages: fields with their error, buttons, tables, loading. */
@@ -102,14 +102,19 @@ export function message(error: unknown): string {
   return error instanceof ApiProblem || error instanceof Error ? error.message : String(error);
 }
 
-/** Loads data on mount and on `reload()`; keeps the last data while reloading. */
+/**
+ * Loads data on mount and on `reload()`; keeps the last data while reloading. Only the newest load
+ * is shown: an answer to an older one (a filter changed twice in a row) that arrives late is dropped.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const latest = useRef(0);
   const reload = useCallback(() => {
+    const request = ++latest.current;
     setState((s) => ({ ...s, loading: true }));
     load().then(
-      (data) => setState({ data, loading: false }),
-      (error: unknown) => setState((s) => ({ ...s, error: message(error), loading: false })),
+      (data) => request === latest.current && setState({ data, loading: false }),
+      (error: unknown) => request === latest.current && setState((s) => ({ ...s, error: message(error), loading: false })),
     );
   }, deps);
   useEffect(reload, [reload]);
