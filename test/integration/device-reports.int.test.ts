@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { applyReports } from '@smsgw/db';
+import { enqueueReportBatches, JOBS, reportsOfJob } from '@smsgw/queue';
 import { createTestUser, send, type TestDevice } from '@smsgw/api/testing';
 import {
   api,
@@ -56,6 +57,57 @@ describe('POST /api/v1/device/reports', () => {
     // The user sees it through the API as well.
     const record = await api.app.inject({ method: 'GET', url: `/api/v1/sms/${id}`, headers: { 'x-api-key': apiKey } });
     expect(record.json()).toMatchObject({ status: 'delivered', state: 'delivered', sent_at: sentAt, delivered_at: deliveredAt });
+  });
+
+  it('applies the reports of several devices in one job, and the one-device jobs of API processes of earlier versions', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 2 });
+    const [first, second] = [devices[0]!, devices[1]!];
+    await startDispatcher();
+    const [a, b, c] = [await claimedBy(apiKey, first), await claimedBy(apiKey, second), await claimedBy(apiKey, first)];
+    const receivedAt = new Date().toISOString();
+    // As an API process of this version enqueues them: both devices' reports in one job.
+    await enqueueReportBatches(api.app.reportsQueue, [
+      { deviceId: first.id, receivedAt, reports: [{ id: a, status: 'sent' }] },
+      { deviceId: second.id, receivedAt, reports: [{ id: b, status: 'delivered' }] },
+    ]);
+    // As an earlier version enqueued them: one job per device.
+    await api.app.reportsQueue.add('device.reports', { deviceId: first.id, receivedAt, reports: [{ id: c, status: 'sent' }] }, JOBS['device.reports'].options);
+    await vi.waitFor(
+      async () => expect([(await message(a)).state, (await message(b)).state, (await message(c)).state]).toEqual(['sent', 'delivered', 'sent']),
+      {
+        timeout: 15_000,
+      },
+    );
+    await reportsHandled();
+  });
+
+  it('packs the reports of many requests into jobs of up to 500, each device’s in order', async () => {
+    const added = vi.spyOn(api.app.reportsQueue, 'addBulk').mockResolvedValueOnce([]);
+    const [one, two] = [randomUUID(), randomUUID()];
+    const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
+    const first = ids(300);
+    const second = ids(450);
+    const later = ids(10);
+    await enqueueReportBatches(api.app.reportsQueue, [
+      { deviceId: one, receivedAt: '2026-01-01T00:00:00.000Z', reports: first.map((id) => ({ id, status: 'sent' as const })) },
+      { deviceId: two, receivedAt: '2026-01-01T00:00:01.000Z', reports: second.map((id) => ({ id, status: 'sent' as const })) },
+      {
+        deviceId: one,
+        receivedAt: '2026-01-01T00:00:02.000Z',
+        reports: later.map((id) => ({ id, status: 'delivered' as const, at: '2026-01-01T00:00:03.000Z' })),
+      },
+    ]);
+    const jobs = added.mock.calls[0]![0];
+    added.mockRestore();
+    expect(jobs.map((job) => job.name)).toEqual(['device.reports.v2', 'device.reports.v2']);
+    const payloads = jobs.flatMap(reportsOfJob);
+    expect(jobs.map((job) => reportsOfJob(job).reduce((n, p) => n + p.reports.length, 0))).toEqual([500, 260]);
+    const of = (deviceId: string) => payloads.filter((p) => p.deviceId === deviceId).flatMap((p) => p.reports);
+    expect(of(one)).toEqual([
+      ...first.map((id) => ({ id, status: 'sent', at: '2026-01-01T00:00:00.000Z' })),
+      ...later.map((id) => ({ id, status: 'delivered', at: '2026-01-01T00:00:03.000Z' })),
+    ]);
+    expect(of(two)).toEqual(second.map((id) => ({ id, status: 'sent', at: '2026-01-01T00:00:01.000Z' })));
   });
 
   it('applies sent and delivered of one message given in one batch', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignMessages } from '@smsgw/db';
 import { call, createTestUser, send, startTestApi, uniquePhone, type Method, type TestApi } from './testing/test-api.ts';
 import { phoneOwner, phoneRequest } from './testing/test-phone.ts';
+import { reportsOfJob } from '@smsgw/queue';
 
 /**
  * Issue 11, items 8 (U+0000 anywhere in a request of the user API), 14 (framework errors as
@@ -109,7 +110,10 @@ describe('U+0000 in a request of the user API (item 8)', () => {
 
     expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 202, body: { accepted: 1, rejected: [] } });
     const jobs = await api.app.reportsQueue.getJobs(['waiting', 'delayed', 'prioritized', 'paused', 'active']);
-    const queued = jobs.filter((job) => job.data.deviceId === device.id).flatMap((job) => job.data.reports);
+    const queued = jobs
+      .flatMap(reportsOfJob)
+      .filter((p) => p.deviceId === device.id)
+      .flatMap((p) => p.reports);
     expect(queued).toEqual([{ id, status: 'failed', error: 'radio\uFFFDoff' }]);
   });
 });

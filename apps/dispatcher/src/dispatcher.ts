@@ -4,7 +4,7 @@ import { listening, sharedSettings, type DispatcherConfig } from '@smsgw/config'
 import { BurstLog, type Resolver } from '@smsgw/core';
 import { createSql } from '@smsgw/db/sql';
 import { QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, describeDisagreement, registerProcessSettings } from '@smsgw/queue';
-import { deviceReportsHandler } from './handlers/device-reports.ts';
+import { deviceReportsHandlers } from './handlers/device-reports.ts';
 import { dispatchHandler } from './handlers/dispatch.ts';
 import type { Handlers } from './handlers/job-handler.ts';
 import { sweepHandler } from './handlers/sweep.ts';
@@ -56,7 +56,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
 
   const handlers: Handlers = {
     'message.dispatch': dispatchHandler({ sql, redis, webhooksQueue, config, log, metrics }),
-    'device.reports': deviceReportsHandler({ sql, redis, dispatchQueue, webhooksQueue, config, log, incidents, metrics }),
+    ...deviceReportsHandlers({ sql, redis, dispatchQueue, webhooksQueue, config, log, incidents, metrics }),
     'webhook.deliver': webhookDeliveryHandler({
       sql: webhookSql,
       redis,

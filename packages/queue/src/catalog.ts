@@ -64,6 +64,34 @@ export const JOBS = {
     } satisfies JobsOptions,
   },
   /**
+   * The reports of several devices (an API process's device requests of one enqueue), up to 500 in
+   * all: one job where `device.reports` needed one per device. The dispatcher applies them as it
+   * applies those, which it still takes from API processes of earlier versions.
+   */
+  'device.reports.v2': {
+    queue: QUEUES.reports,
+    payload: Type.Object(
+      {
+        receivedAt: Type.String({ format: 'date-time' }),
+        devices: Type.Array(
+          Type.Object(
+            { deviceId: Type.String({ format: 'uuid' }), reports: Type.Array(DeviceReport, { minItems: 1, maxItems: 500 }) },
+            { additionalProperties: false },
+          ),
+          { minItems: 1, maxItems: 500 },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    options: {
+      // About nine hours of retries: a Postgres outage must not drop the reports of the phones.
+      attempts: 16,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: true,
+      removeOnFail: { age: 7 * 24 * 3600 },
+    } satisfies JobsOptions,
+  },
+  /**
    * One attempt at a webhook delivery; `jobId` is the delivery id. The worker schedules the next
    * attempt of a failed request itself (its own backoff, recorded in the delivery row); BullMQ's
    * attempts only cover the worker's own failures (Postgres away), after which the outbox sweep

@@ -54,15 +54,16 @@ export async function enqueueWebhookDeliveries(queue: WebhooksQueue, deliveries:
 // The most reports of one job (the payload's limit).
 const REPORTS_PER_JOB = 500;
 
-/** A device's reports as `device.reports` jobs of up to 500 each, in order, in one round trip. */
+/** A device's reports as jobs of up to 500 each, in order, in one round trip. */
 export async function enqueueReports(queue: ReportsQueue, payload: JobPayload<'device.reports'>): Promise<void> {
   await enqueueReportBatches(queue, [payload]);
 }
 
 /**
  * The reports of many device requests in one round trip: those of one device are merged, in
- * order, into jobs of up to 500 (each report keeps its request's arrival time as `at` when it has
- * none of its own), so that the dispatcher takes one job where there were many requests.
+ * order (each report keeps its request's arrival time as `at` when it has none of its own), and
+ * all devices' go into `device.reports.v2` jobs of up to 500 reports, so that the dispatcher
+ * takes one job where there were many requests of many devices.
  */
 export async function enqueueReportBatches(queue: ReportsQueue, payloads: readonly JobPayload<'device.reports'>[]): Promise<void> {
   const byDevice = new Map<string, JobPayload<'device.reports'>['reports']>();
@@ -72,12 +73,32 @@ export async function enqueueReportBatches(queue: ReportsQueue, payloads: readon
     for (const report of reports) merged.push(payloads.length === 1 || report.at !== undefined ? report : { ...report, at: receivedAt });
   }
   const receivedAt = payloads[0]?.receivedAt ?? new Date().toISOString();
-  const jobs = [];
+  const jobs: JobPayload<'device.reports.v2'>[] = [];
+  let job: JobPayload<'device.reports.v2'> = { receivedAt, devices: [] };
+  let room = REPORTS_PER_JOB;
   for (const [deviceId, reports] of byDevice) {
-    for (let i = 0; i < reports.length; i += REPORTS_PER_JOB) {
-      const data = parsePayload('device.reports', { deviceId, receivedAt, reports: reports.slice(i, i + REPORTS_PER_JOB) });
-      jobs.push({ name: 'device.reports', data, opts: JOBS['device.reports'].options });
+    for (let i = 0; i < reports.length; ) {
+      if (room === 0) {
+        jobs.push(job);
+        job = { receivedAt, devices: [] };
+        room = REPORTS_PER_JOB;
+      }
+      const part = reports.slice(i, i + room);
+      job.devices.push({ deviceId, reports: part });
+      room -= part.length;
+      i += part.length;
     }
   }
-  await queue.addBulk(jobs);
+  if (job.devices.length > 0) jobs.push(job);
+  const options = JOBS['device.reports.v2'].options;
+  await queue.addBulk(jobs.map((data) => ({ name: 'device.reports.v2', data: parsePayload('device.reports.v2', data), opts: options })));
+}
+
+/** The devices' reports that a report job carries, one entry per device, whichever version of the job. */
+export function reportsOfJob(job: { name: string; data: unknown }): JobPayload<'device.reports'>[] {
+  if (job.name === 'device.reports.v2') {
+    const { receivedAt, devices } = parsePayload('device.reports.v2', job.data);
+    return devices.map(({ deviceId, reports }) => ({ deviceId, receivedAt, reports }));
+  }
+  return [parsePayload('device.reports', job.data)];
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assignMessages } from '@smsgw/db';
 import { createTestUser, send as sendSms, startTestApi, type TestApi, uniquePhone } from '../testing/test-api.ts';
 import { phoneOwner, phoneRequest } from '../testing/test-phone.ts';
+import { reportsOfJob } from '@smsgw/queue';
 
 /**
  * The limits when Redis stalls or goes away, on a Redis server of this file's own: pausing the
@@ -142,7 +143,7 @@ async function concurrentSnapshots(count: number) {
 /** The message ids of the report jobs in Redis. */
 async function queuedIds(): Promise<string[]> {
   const jobs = await api.app.reportsQueue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'paused']);
-  return jobs.flatMap((job) => (job.data.reports as { id: string }[]).map((r) => r.id));
+  return jobs.flatMap(reportsOfJob).flatMap((p) => p.reports.map((r) => r.id));
 }
 
 describe('device reports, coalesced across requests (plugins/report-intake.ts)', () => {

@@ -51,7 +51,6 @@ export async function acceptReports(
   const own = new Set([...known, ...(await messagesOfDevice(app.sql, { deviceId: device.id, ids: unknown }))]);
   const mine = reports.filter((r) => own.has(r.id.toLowerCase()));
   const accepted = await queueReports(app, device, mine);
-  offered?.forget(mine.filter((r) => r.status === 'delivered' || r.status === 'failed').map((r) => r.id.toLowerCase()));
   const rejected = reports
     .filter((r) => !own.has(r.id.toLowerCase()))
     .map((r) => ({ id: r.id, error: 'not_found', message: 'No message of this device has this id.' }));
@@ -59,6 +58,8 @@ export async function acceptReports(
 }
 
 // The most offers remembered per API process; past it the oldest go first (their reports ask Postgres).
+// An entry outlives the message's final report: the app's snapshots of one message overtake each
+// other, so one may come after the final one (and is then queued without a statement too).
 const OFFERS_REMEMBERED = 100_000;
 
 /**
@@ -80,11 +81,6 @@ export class OfferedMessages {
 
   ownerOf(id: string): string | undefined {
     return this.owners.get(id);
-  }
-
-  /** Messages whose last report went by. */
-  forget(ids: readonly string[]): void {
-    for (const id of ids) this.owners.delete(id);
   }
 }
 

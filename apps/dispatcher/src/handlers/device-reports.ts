@@ -25,11 +25,16 @@ export interface DeviceReportsDeps {
 }
 
 /**
- * The `device.reports` job: the report jobs taken together (one per device request) are applied
- * together, one statement per lifecycle step for all of them, then their retryable failures fail
- * over. Each job's result is the number of its reports that moved a message.
+ * The report jobs: `device.reports.v2` (several devices' reports, as API processes enqueue them)
+ * and `device.reports` (one device's, from API processes of earlier versions). The devices'
+ * reports of the jobs taken together are applied together, one statement per lifecycle step for
+ * all of them, then their retryable failures fail over. Each job's result is the number of its
+ * reports that moved a message.
  */
-export function deviceReportsHandler(deps: DeviceReportsDeps): Handler<'device.reports'> {
+export function deviceReportsHandlers(deps: DeviceReportsDeps): {
+  'device.reports': Handler<'device.reports'>;
+  'device.reports.v2': Handler<'device.reports.v2'>;
+} {
   const { sql, config, log, metrics } = deps;
   const announcing = announceDeps(deps);
 
@@ -56,5 +61,11 @@ export function deviceReportsHandler(deps: DeviceReportsDeps): Handler<'device.r
     return payloads.map((payload) => payload.reports.filter((r) => moved.has(r.id)).length);
   }, REPORT_JOBS_PER_BATCH);
 
-  return (payload) => reporter.add(payload);
+  return {
+    'device.reports': (payload) => reporter.add(payload),
+    'device.reports.v2': async ({ receivedAt, devices }) => {
+      const moved = await Promise.all(devices.map(({ deviceId, reports }) => reporter.add({ deviceId, receivedAt, reports })));
+      return moved.reduce((sum, n) => sum + n, 0);
+    },
+  };
 }

@@ -5,6 +5,7 @@ import type { DeviceReport } from '@smsgw/queue';
 import { call, createTestUser, sendFootprint, startTestApi, uniquePhone as phone, type TestApi, type TestUser } from '../../../testing/test-api.ts';
 import { decryptAsApp, encryptValue, newerClient, publishedClient } from '../../../testing/sms-gate-client.ts';
 import { enrolConnectedPhone, type EnrolledPhone } from '../../../testing/test-phone.ts';
+import { reportsOfJob } from '@smsgw/queue';
 
 /**
  * SMS Gate's end-to-end encryption through a listening smsgw: a message the client encrypted is
@@ -38,7 +39,10 @@ async function owner(natives: number, phones = 1): Promise<TestUser & { phones: 
 /** The reports queued for the dispatcher from this phone. */
 async function queuedReports(phoneId: string): Promise<DeviceReport[]> {
   const jobs = await api.app.reportsQueue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'paused']);
-  return jobs.filter((job) => job.data.deviceId === phoneId).flatMap((job) => job.data.reports);
+  return jobs
+    .flatMap(reportsOfJob)
+    .filter((p) => p.deviceId === phoneId)
+    .flatMap((p) => p.reports);
 }
 
 describe('encrypted messages', () => {

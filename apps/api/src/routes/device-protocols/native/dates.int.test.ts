@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignMessages } from '@smsgw/db';
 import { createTestUser, send, startTestApi, uniquePhone, type TestApi, type TestUser } from '../../../testing/test-api.ts';
+import { reportsOfJob } from '@smsgw/queue';
 
 /**
  * Times of the native device protocol that the date-time format accepts but JavaScript's Date does
@@ -49,7 +50,7 @@ describe('leap seconds in the native device protocol', () => {
 
     expect(res.statusCode).toBe(202);
     const jobs = await api.app.reportsQueue.getJobs(['waiting', 'delayed', 'prioritized']);
-    const reports = jobs.flatMap((job) => job.data.reports);
+    const reports = jobs.flatMap(reportsOfJob).flatMap((p) => p.reports);
     expect(reports).toEqual([{ id, status: 'sent', at: '2016-12-31T23:59:59.999Z' }]);
   });
 });

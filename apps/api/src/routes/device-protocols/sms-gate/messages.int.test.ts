@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { offerValidUntil } from '@smsgw/core';
 import { assignMessages } from '@smsgw/db';
 import type { DeviceReport } from '@smsgw/queue';
 import { send, startTestApi, uniquePhone, type TestApi } from '../../../testing/test-api.ts';
 import { MAX_SNAPSHOTS } from './wire.ts';
 import { phoneOwner, type PhoneOwner, phoneDate, phoneRequest, type EnrolledPhone } from '../../../testing/test-phone.ts';
+import { reportsOfJob } from '@smsgw/queue';
 
 /** The pull and the snapshots, without a dispatcher: snapshots are checked as the reports they queue. */
 let api: TestApi;
@@ -52,9 +53,10 @@ function patch(phone: EnrolledPhone, body: unknown, options: { raw?: string; hea
 async function queuedReports(phone: EnrolledPhone): Promise<DeviceReport[]> {
   const jobs = await api.app.reportsQueue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'paused']);
   return jobs
-    .filter((job) => job.data.deviceId === phone.id)
     .sort((a, b) => a.timestamp - b.timestamp || Number(a.id) - Number(b.id))
-    .flatMap((job) => job.data.reports);
+    .flatMap(reportsOfJob)
+    .filter((p) => p.deviceId === phone.id)
+    .flatMap((p) => p.reports);
 }
 
 function snapshot(id: string, state: string, states: Record<string, string>, error?: string) {
@@ -224,6 +226,26 @@ describe('PATCH /message', () => {
       [early, 'sent'],
     ]);
     for (const { at } of reports) expect(Date.parse(at!)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('needs no statement for a snapshot of a message it offered, even one that comes after its final snapshot', async () => {
+    const o = await owner();
+    const [id] = (await assigned(o, 1)) as [string];
+    expect(await pulledIds(o.phone)).toEqual([id]);
+    const now = phoneDate(new Date());
+    const queries = vi.spyOn(api.app.sql, 'query');
+    // Snapshots overtake each other in the app: Sent may come after Delivered.
+    for (const [state, states] of [
+      ['Processed', { Processed: now }],
+      ['Delivered', { Processed: now, Sent: now, Delivered: now }],
+      ['Sent', { Processed: now, Sent: now }],
+    ] as const) {
+      expect((await patch(o.phone, [snapshot(id, state, states)])).statusCode).toBe(204);
+    }
+    const statements = queries.mock.calls.map(([text]) => String(text));
+    queries.mockRestore();
+    expect(statements.filter((text) => text.includes('FROM messages'))).toEqual([]);
+    expect((await queuedReports(o.phone)).map((r) => r.status)).toEqual(['sending', 'sent', 'delivered', 'sent']);
   });
 
   it('answers 204 to snapshots of unknown ids and of another phone’s messages, and queues nothing', async () => {
