@@ -26,6 +26,24 @@ describe('Batcher', () => {
     expect(batches).toEqual([[1, 2, 3]]);
   });
 
+  it('with a linger, lets the items of the next milliseconds join the first one’s batch', async () => {
+    const batches: number[][] = [];
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        batches.push([...items]);
+        return items;
+      },
+      10,
+      30,
+    );
+    const first = batcher.add(1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(batches).toEqual([]);
+    const second = batcher.add(2);
+    expect(await Promise.all([first, second])).toEqual([1, 2]);
+    expect(batches).toEqual([[1, 2]]);
+  });
+
   it('splits the waiting items into batches of at most maxSize, in order', async () => {
     const { batcher, batches } = recordingBatcher(3);
     await Promise.all([1, 2, 3, 4, 5, 6, 7].map((n) => batcher.add(n)));

@@ -10,8 +10,11 @@ import { announceDeps } from './announce-deps.ts';
 import { applyRetryableFailures } from './failover.ts';
 import type { Handler } from './job-handler.ts';
 
-// Most report jobs (device requests, each up to the device protocol's limit of reports) applied together.
+// Most devices' report lists (each up to the device protocol's limit of reports) applied together.
 const REPORT_JOBS_PER_BATCH = 64;
+// How long the first report list waits for others: a batch costs about one statement per lifecycle
+// step whatever its size, and no device waits on it (its request was answered when Redis took it).
+const REPORT_LINGER_MS = 10;
 
 export interface DeviceReportsDeps {
   sql: Sql;
@@ -53,13 +56,17 @@ export function deviceReportsHandlers(deps: DeviceReportsDeps): {
     return [...failover.retried, ...failover.failed];
   };
 
-  const reporter = new Batcher<JobPayload<'device.reports'>, number>(async (payloads) => {
-    const { applied, deliveries } = await applyDeviceReports(sql, payloads);
-    for (const { status } of applied) metrics.transitions.inc({ state: status });
-    await announceTransitions(announcing, { moved: applied.map((a) => a.id), deliveries });
-    const moved = new Set([...applied.map((a) => a.id), ...(await failOverReports(payloads))]);
-    return payloads.map((payload) => payload.reports.filter((r) => moved.has(r.id)).length);
-  }, REPORT_JOBS_PER_BATCH);
+  const reporter = new Batcher<JobPayload<'device.reports'>, number>(
+    async (payloads) => {
+      const { applied, deliveries } = await applyDeviceReports(sql, payloads);
+      for (const { status } of applied) metrics.transitions.inc({ state: status });
+      await announceTransitions(announcing, { moved: applied.map((a) => a.id), deliveries });
+      const moved = new Set([...applied.map((a) => a.id), ...(await failOverReports(payloads))]);
+      return payloads.map((payload) => payload.reports.filter((r) => moved.has(r.id)).length);
+    },
+    REPORT_JOBS_PER_BATCH,
+    REPORT_LINGER_MS,
+  );
 
   return {
     'device.reports': (payload) => reporter.add(payload),
