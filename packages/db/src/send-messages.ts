@@ -47,6 +47,13 @@ export interface SendDeps {
    * pending, for their dispatch jobs. Without it, every message gets a dispatch job.
    */
   assignNow?: (messageIds: readonly string[]) => Promise<readonly string[]>;
+  /**
+   * Takes the assignment (and the dispatch jobs of what it left) to finish after the answer, and
+   * says whether it did: the messages are committed, and a process that dies first leaves them
+   * pending for the outbox sweep. Without it, or when it declines (too much work already in the
+   * background: the sends then slow down instead of piling up), the send waits for them.
+   */
+  inBackground?: (work: Promise<unknown>) => boolean;
 }
 
 /** Stores the request's Idempotency-Key with the response, in the transaction of the messages. */
@@ -224,14 +231,18 @@ export async function sendMessages(deps: SendDeps, input: SendInput): Promise<Se
   // A send due now with a device to take it is assigned here (docs/decisions.md, "Sending"); what
   // must wait (scheduled, paced, over budget, no device) is left to its dispatch job.
   const assignNow = timing.sendAt === null && stored.device === 'ok' ? deps.assignNow : undefined;
+  const dispatching = (assignNow ? assignOrLeave(deps, assignNow, queued) : Promise.resolve(queued))
+    .then((left) => (left.length > 0 ? deps.enqueueDispatch(left, timing.sendAt) : undefined))
+    .catch((error: unknown) => {
+      // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
+      deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: queued.length });
+    });
+  // An assignment goes on after the answer (it costs more than the jobs it saves, and the client
+  // waits for neither); jobs alone are waited for.
+  const background = assignNow !== undefined && deps.inBackground?.(dispatching) === true;
   // The jobs, the webhooks and the live events go out together (a stalled Redis costs one command timeout, not three).
   await Promise.all([
-    (assignNow ? assignOrLeave(deps, assignNow, queued) : Promise.resolve(queued))
-      .then((left) => (left.length > 0 ? deps.enqueueDispatch(left, timing.sendAt) : undefined))
-      .catch((error: unknown) => {
-        // The messages are committed and stay pending: the dispatcher's outbox sweep enqueues them.
-        deps.incidents.report('enqueue failed: messages left to the outbox sweep', error, { count: queued.length });
-      }),
+    background ? undefined : dispatching,
     announceTransitions(deps, {
       deliveries: stored.deliveries,
       events: storedEvents(user.id, { queued, failed: stored.optedOut }, batch?.id ?? null, input.deviceId ?? null, now),

@@ -15,6 +15,7 @@ import {
   type ReportsQueue,
   type WebhooksQueue,
 } from '@smsgw/queue';
+import { BackgroundWork } from '../services/background-work.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,6 +32,8 @@ declare module 'fastify' {
     webhookPolicy: TargetPolicy;
     /** Expected, repeating conditions (Postgres or Redis away), logged once per burst with a count. */
     incidents: BurstLog;
+    /** What the process goes on with after answering (a send's assignment); closing waits for it. */
+    background: BackgroundWork;
   }
 }
 
@@ -67,7 +70,13 @@ export const resources = fp(
     const registration = await registerProcessSettings(redis, { prefix: config.QUEUE_PREFIX, service: 'api', settings: sharedSettings(config) });
     for (const disagreement of registration.disagreements) app.log.error(describeDisagreement(disagreement));
 
+    // Sends whose assignment goes on after the answer, at most: past it a send waits for its own.
+    const background = new BackgroundWork(16);
+    app.decorate('background', background);
+
     app.addHook('onClose', async () => {
+      // A send's assignment still running needs its connections.
+      await background.settled();
       await registration.close();
       await Promise.all([dispatchQueue.close(), reportsQueue.close(), webhooksQueue.close()]);
       redis.disconnect();

@@ -27,6 +27,7 @@ export function sendDeps(app: FastifyInstance): SendDeps {
       app.rateCounts.flush(app.redis);
       return enqueueDispatch(app.dispatchQueue, ids, at);
     },
+    inBackground: (work) => app.background.add(work),
     assignNow: async (ids) => {
       if (app.config.SEND_ASSIGN_MIN_RECIPIENTS === 0 || ids.length < app.config.SEND_ASSIGN_MIN_RECIPIENTS) return ids;
       // Also when no dispatch job follows: the deferred counts go out before the wake-ups, on the same connection.

@@ -25,9 +25,11 @@ afterAll(async () => {
   await api?.close();
 });
 
+/** The ids of a send, once its assignment (which goes on after the answer) has ended. */
 async function sendTo(apiKey: string, count: number, extra: object = {}): Promise<string[]> {
   const res = await send(api.app, apiKey, { recipients: Array.from({ length: count }, uniquePhone), body: 'now', ...extra });
   expect(res.statusCode).toBe(200);
+  await api.app.background.settled();
   return res.json().message_ids as string[];
 }
 
@@ -58,6 +60,32 @@ describe('the assignment in the send', () => {
     const deps = { sql: api.sql, redis: api.app.redis, announce: announceDeps(api.app), config: api.config, log: pino({ level: 'silent' }) };
     expect(await assignDevices(deps, ids)).toEqual(ids.map(() => 'not_pending'));
     expect((await rows(ids)).map((r) => r.device_id)).toEqual(stored.map((r) => r.device_id));
+  });
+
+  it('answers before its assignment ends, which goes on after the answer', async () => {
+    const { apiKey } = await createTestUser(api.db, { devices: 1 });
+    const query = api.app.sql.query.bind(api.app.sql) as (text: string, values?: unknown[]) => Promise<unknown>;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // The assignment's compare-and-set waits until the test lets it go.
+    const held = vi.spyOn(api.app.sql, 'query').mockImplementation((async (text: string, values?: unknown[]) => {
+      if (typeof text === 'string' && text.includes('AS t(id, device_id, sim_number)')) await gate;
+      return query(text, values);
+    }) as never);
+    try {
+      const res = await send(api.app, apiKey, { recipients: [uniquePhone(), uniquePhone()], body: 'now' });
+      expect(res.statusCode).toBe(200);
+      const ids = res.json().message_ids as string[];
+      expect((await rows(ids)).map((r) => r.state)).toEqual(['pending', 'pending']);
+      expect(api.app.background.size).toBe(1);
+      release();
+      await api.app.background.settled();
+      expect((await rows(ids)).map((r) => r.state)).toEqual(['assigned', 'assigned']);
+      for (const id of ids) expect(await jobOf(id)).toBeUndefined();
+    } finally {
+      release();
+      held.mockRestore();
+    }
   });
 
   it('leaves to the dispatch job what a paced device cannot take now', async () => {
