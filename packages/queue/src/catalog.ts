@@ -35,6 +35,14 @@ export const DeviceReport = Type.Object(
 );
 export type DeviceReport = Static<typeof DeviceReport>;
 
+// The report jobs' options: about nine hours of retries, as a Postgres outage must not drop the reports of the phones.
+const REPORT_JOB_OPTIONS = {
+  attempts: 16,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: true,
+  removeOnFail: { age: 7 * 24 * 3600 },
+} satisfies JobsOptions;
+
 export const JOBS = {
   /** Assign a device to a pending message and wake it. `jobId` is the message id. */
   'message.dispatch': {
@@ -55,13 +63,7 @@ export const JOBS = {
       { deviceId: Type.String({ format: 'uuid' }), receivedAt: Type.String({ format: 'date-time' }), reports: Type.Array(DeviceReport, { maxItems: 500 }) },
       { additionalProperties: false },
     ),
-    options: {
-      // About nine hours of retries: a Postgres outage must not drop the reports of the phones.
-      attempts: 16,
-      backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: true,
-      removeOnFail: { age: 7 * 24 * 3600 },
-    } satisfies JobsOptions,
+    options: REPORT_JOB_OPTIONS,
   },
   /**
    * The reports of several devices (an API process's device requests of one enqueue), up to 500 in
@@ -83,13 +85,7 @@ export const JOBS = {
       },
       { additionalProperties: false },
     ),
-    options: {
-      // About nine hours of retries: a Postgres outage must not drop the reports of the phones.
-      attempts: 16,
-      backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: true,
-      removeOnFail: { age: 7 * 24 * 3600 },
-    } satisfies JobsOptions,
+    options: REPORT_JOB_OPTIONS,
   },
   /**
    * One attempt at a webhook delivery; `jobId` is the delivery id. The worker schedules the next
