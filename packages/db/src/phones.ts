@@ -29,9 +29,14 @@ export interface PhoneSecrets {
  */
 export async function phoneSecrets(sql: Sql, deviceId: string): Promise<PhoneSecrets> {
   const fresh = () => randomBytes(24).toString('base64url');
+  // Read when both exist (every settings and webhooks fetch of a phone): only a first use writes the row.
   const { rows } = await sql.query<{ signing_key: string; inbound_secret: string }>(
-    `UPDATE devices SET signing_key = coalesce(signing_key, $2), inbound_secret = coalesce(inbound_secret, $3)
-     WHERE id = $1 RETURNING signing_key, inbound_secret`,
+    `WITH kept AS (SELECT signing_key, inbound_secret FROM devices WHERE id = $1 AND signing_key IS NOT NULL AND inbound_secret IS NOT NULL),
+     made AS (
+       UPDATE devices SET signing_key = coalesce(signing_key, $2), inbound_secret = coalesce(inbound_secret, $3)
+       WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM kept) RETURNING signing_key, inbound_secret
+     )
+     SELECT signing_key, inbound_secret FROM kept UNION ALL SELECT signing_key, inbound_secret FROM made`,
     [deviceId, fresh(), fresh()],
   );
   const row = rows[0];

@@ -61,6 +61,11 @@ export class EventStreams {
     this.keepalives = new StreamSeenBatch(app, Math.min(1000, (app.config.DEVICE_HEARTBEAT_SECONDS * 1000) / 4));
   }
 
+  /** Whether the device holds an event stream here (its keepalives write it seen). */
+  holds(deviceId: string): boolean {
+    return this.perDevice.has(deviceId);
+  }
+
   /** Whether the device may open another stream here. */
   hasRoom(deviceId: string): boolean {
     return (this.perDevice.get(deviceId) ?? 0) < MAX_STREAMS_PER_DEVICE;

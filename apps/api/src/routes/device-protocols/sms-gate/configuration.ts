@@ -61,7 +61,7 @@ const configurationRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app
     },
   );
 
-  const authenticate = phoneAuthentication(app, { recordVersion: true });
+  const authenticate = phoneAuthentication(app, { recordVersion: true, streams });
 
   app.get(
     '/settings',

@@ -100,4 +100,23 @@ describe('GET /events', () => {
     expect([s.status, s.contentType]).toEqual([401, expect.stringMatching(/^application\/json/)]);
     expect((await phoneRequest(api.app, 'GET', '/mobile/v1/settings', { authorization: `Bearer ${p.token}` })).statusCode).toBe(401);
   });
+  it('writes a phone seen with its stream’s keepalives, not with each request it makes while the stream is open', async () => {
+    const p = await phone();
+    await stream(p);
+    await vi.waitFor(() => expect(api.app.wakeups.connectedDevices).toBeGreaterThan(0));
+    const queries = vi.spyOn(api.app.sql, 'query');
+    // Each request comes later than the "seen" throttle of a request without a stream (5 s).
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      for (let i = 0; i < 3; i++) {
+        vi.setSystemTime(Date.now() + 6_000);
+        expect((await phoneRequest(api.app, 'GET', '/mobile/v1/message', { authorization: `Bearer ${p.token}` })).statusCode).toBe(200);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    const statements = queries.mock.calls.map(([text]) => String(text));
+    queries.mockRestore();
+    expect(statements.filter((text) => text.startsWith('UPDATE devices SET last_seen_at'))).toEqual([]);
+  });
 });

@@ -19,8 +19,8 @@ const PULL_LIMIT = 100;
  * The phone's messages (real-devices.md §2): a pull is an offer, not a claim, answered at once;
  * the phone's first snapshot of a message is its acknowledgement.
  */
-const messageRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { moreWaiting, offered }) => {
-  app.addHook('onRequest', phoneAuthentication(app, { recordVersion: true }));
+const messageRoutes: FastifyPluginAsyncTypebox<MobileContext> = async (app, { moreWaiting, offered, streams }) => {
+  app.addHook('onRequest', phoneAuthentication(app, { recordVersion: true, streams }));
   const { config } = app;
 
   const item = (m: OfferedMessage): MobileMessage => ({

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '@smsgw/core';
 import { authenticateDevice, hashSecret, markDeviceSeen, PAIRING_TOKEN_PREFIX } from '@smsgw/db';
+import type { EventStreams } from '../../../services/event-stream.ts';
 
 /**
  * Authentication of the SMS Gate app: its device token as `Authorization: Bearer` on every call
@@ -21,9 +22,10 @@ export function appVersionOf(request: FastifyRequest): string | undefined {
  * credential cache, which Postgres's announcements clear within a second when the token is
  * replaced or the device disabled, deleted or moved (migration 20261127141000). The phone is
  * written seen at most every few seconds per process (`markDeviceSeen` moves the cached
- * device's `lastSeenAt`).
+ * device's `lastSeenAt`), and not at all while this process holds its event stream (`streams`),
+ * whose keepalives write it seen.
  */
-export function phoneAuthentication(app: FastifyInstance, options: { recordVersion: boolean }) {
+export function phoneAuthentication(app: FastifyInstance, options: { recordVersion: boolean; streams?: Pick<EventStreams, 'holds'> }) {
   return async (request: FastifyRequest): Promise<void> => {
     const device = await app.verifyCredential(request, async () => {
       const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
@@ -36,7 +38,9 @@ export function phoneAuthentication(app: FastifyInstance, options: { recordVersi
       return found?.protocol === 'sms_gate' ? found : null;
     });
     const appVersion = options.recordVersion ? appVersionOf(request) : undefined;
-    await markDeviceSeen(app.sql, device, new Date(), appVersion === undefined ? {} : { appVersion });
+    // A phone whose event stream this process holds is written seen with the stream's keepalives.
+    const seenByStream = options.streams?.holds(device.id) === true && (appVersion === undefined || appVersion === device.appVersion);
+    if (!seenByStream) await markDeviceSeen(app.sql, device, new Date(), appVersion === undefined ? {} : { appVersion });
     request.device = device;
   };
 }

@@ -347,5 +347,11 @@ describe('GET /settings and GET /webhooks', () => {
     expect(first.webhooks.signing_key).toEqual((await deviceRow(phone.id)).signingKey);
     expect(await settings()).toEqual(first);
     expect((await deviceRow(phone.id)).inboundSecret).toMatch(/^\S{16,}$/);
+
+    // Once made, a fetch only reads them: the row is not written again.
+    const version = async () => (await api.sql.query<{ xmin: string }>('SELECT xmin::text FROM devices WHERE id = $1', [phone.id])).rows[0]!.xmin;
+    const before = await version();
+    expect(await settings()).toEqual(first);
+    expect(await version()).toBe(before);
   });
 });
