@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { numbers, gatewayPerTest, summarizeLog, type Gateway } from './support/fixture.ts';
 
 /**
@@ -34,8 +34,12 @@ describe('Redis restarted empty', () => {
     await expectEachSentOnce(gateway, [...before, ...stranded, ...after]);
     expect(gateway.statuses.filter((s) => s >= 500 && s !== 503)).toEqual([]);
 
+    // The schedule is checked every 2 s: its re-creation may come after the deliveries.
+    await vi.waitFor(() => expect(gateway.cluster.output('dispatcher-0').some((line) => line.includes('sweep schedule was missing'))).toBe(true), {
+      timeout: 10_000,
+      interval: 100,
+    });
     const dispatcherLog = summarizeLog(gateway.cluster.output('dispatcher-0'));
-    expect(gateway.cluster.output('dispatcher-0').some((line) => line.includes('sweep schedule was missing'))).toBe(true);
     expect(dispatcherLog.raw).toEqual([]);
     expect(summarizeLog(gateway.cluster.output('api')).raw).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { gatewayPerTest, numbers } from './support/fixture.ts';
 
 /**
@@ -53,7 +53,11 @@ describe('an API killed between its assignment and the wake-up', () => {
       const { rows: messages } = await db.query<{ id: string }>('SELECT id FROM messages');
       expect(new Set(sent)).toEqual(new Set(messages.map((m) => m.id)));
       expect(sent).toContain(first[0]);
-      expect(g.cluster.output('dispatcher-0').some((line) => line.includes('"devicesWokenAgain":1'))).toBe(true);
+      // The dispatcher's log arrives through a pipe: it may come after the delivery it led to.
+      await vi.waitFor(() => expect(g.cluster.output('dispatcher-0').some((line) => line.includes('"devicesWokenAgain":1'))).toBe(true), {
+        timeout: 10_000,
+        interval: 100,
+      });
     } finally {
       await redis.call('CLIENT', 'UNPAUSE').catch(() => undefined);
       redis.disconnect();
