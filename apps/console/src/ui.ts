@@ -1,6 +1,7 @@
 import { h, type ComponentChildren, type JSX } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiProblem } from './api/client.ts';
+import { newestLoad } from './newest-load.ts';
 
 /** Small building blocks shared by the pages: fields with their error, buttons, tables, loading. */
 export { h };
@@ -108,14 +109,15 @@ export function message(error: unknown): string {
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
-  const latest = useRef(0);
+  const [start] = useState(() =>
+    newestLoad<T>({
+      data: (data) => setState({ data, loading: false }),
+      error: (error) => setState((s) => ({ ...s, error: message(error), loading: false })),
+    }),
+  );
   const reload = useCallback(() => {
-    const request = ++latest.current;
     setState((s) => ({ ...s, loading: true }));
-    load().then(
-      (data) => request === latest.current && setState({ data, loading: false }),
-      (error: unknown) => request === latest.current && setState((s) => ({ ...s, error: message(error), loading: false })),
-    );
+    start(load());
   }, deps);
   useEffect(reload, [reload]);
   return { ...state, reload };
