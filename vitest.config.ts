@@ -57,6 +57,18 @@ export default defineConfig({
       },
       {
         test: {
+          ...shared,
+          name: 'topologies',
+          include: ['test/topologies/**/*.test.ts'],
+          globalSetup: ['./test/topologies/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
+        },
+      },
+      {
+        test: {
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
           globalSetup: ['./test/faults/global-setup.ts'],

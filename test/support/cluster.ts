@@ -77,6 +77,29 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/**
+ * Starts the bundled process `kind` as `name` with `env`, its output lines appended to `lines`;
+ * `prefix` runs it through another command (`ip netns exec <host>`, topology tests).
+ * CLUSTER_STDOUT=1 shows the processes' logs (pino writes to stdout), when a run needs a look;
+ * CLUSTER_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the processes of a run.
+ */
+export function spawnSmsgw(name: string, kind: ProcessKind, env: NodeJS.ProcessEnv, lines: string[], prefix: string[] = []): ChildProcess {
+  const flags = process.env.CLUSTER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const node = [process.execPath, ...flags, '--enable-source-maps', `dist/${kind}.mjs`];
+  const [command, ...args] = [...prefix, ...node] as [string, ...string[]];
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const [stream, echo] of [
+    [child.stdout, process.env.CLUSTER_STDOUT ? process.stdout : null],
+    [child.stderr, process.stderr],
+  ] as const) {
+    createInterface({ input: stream! }).on('line', (line) => {
+      lines.push(line);
+      echo?.write(`[${name}] ${line}\n`);
+    });
+  }
+  return child;
+}
+
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -94,26 +117,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const order: string[] = [];
 
   const outputs = new Map<string, string[]>();
-  // CLUSTER_STDOUT=1 shows the processes' logs (pino writes to stdout), when a run needs a look.
   function start(name: string, kind: ProcessKind, extra: Record<string, string> = {}): ChildProcess {
-    // CLUSTER_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the processes of a run.
-    const flags = process.env.CLUSTER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-    const child = spawn(process.execPath, [...flags, '--enable-source-maps', `dist/${kind}.mjs`], {
-      cwd: ROOT,
-      env: { ...env, ...extra },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
     const lines = outputs.get(name) ?? [];
     outputs.set(name, lines);
-    for (const [stream, echo] of [
-      [child.stdout, process.env.CLUSTER_STDOUT ? process.stdout : null],
-      [child.stderr, process.stderr],
-    ] as const) {
-      createInterface({ input: stream! }).on('line', (line) => {
-        lines.push(line);
-        echo?.write(`[${name}] ${line}\n`);
-      });
-    }
+    const child = spawnSmsgw(name, kind, { ...env, ...extra }, lines);
     processes.set(name, child);
     if (!order.includes(name)) order.push(name);
     return child;
@@ -192,7 +199,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 }
 
-async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+export async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before it was up`);
@@ -212,7 +219,7 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_00
  * Waits until `count` devices have opened their event stream: only a connected device is
  * available, so a send before that would find no device.
  */
-async function waitForStreams(databaseUrl: string, count: number, processes: Map<string, ChildProcess>, timeoutMs = 60_000): Promise<void> {
+export async function waitForStreams(databaseUrl: string, count: number, processes: Map<string, ChildProcess>, timeoutMs = 60_000): Promise<void> {
   if (count === 0) return;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
