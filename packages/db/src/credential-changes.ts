@@ -18,7 +18,20 @@ export interface CredentialChangesOptions {
   onLost: (error: Error) => void;
   /** Milliseconds between attempts to listen again. */
   retryMs?: number;
+  /** Milliseconds between probes of the listening connection (PROBE_MS). */
+  probeMs?: number;
+  /** How long a probe may go unanswered before the connection counts as lost (PROBE_TIMEOUT_MS). */
+  probeTimeoutMs?: number;
 }
+
+/**
+ * A listening connection that goes silent without closing (a half-open TCP connection, a stalled
+ * server or proxy) would miss announcements unnoticed: it is probed with a statement every
+ * PROBE_MS, and lost when one is not answered within PROBE_TIMEOUT_MS. So a change is heard,
+ * or the cache is emptied, within PROBE_MS + PROBE_TIMEOUT_MS whatever happens to the connection.
+ */
+export const PROBE_MS = 5000;
+export const PROBE_TIMEOUT_MS = 2000;
 
 export interface CredentialChanges {
   close(): Promise<void>;
@@ -26,13 +39,14 @@ export interface CredentialChanges {
 
 /**
  * Listens to CREDENTIALS_CHANNEL on a connection of its own (a listening connection cannot serve a
- * pool), reconnecting after `retryMs` whenever it fails. Resolves after the first attempt, whether
+ * pool), probed every `probeMs`, reconnecting after `retryMs` whenever it fails or goes silent. Resolves after the first attempt, whether
  * it succeeded or not: a process starts even while Postgres is away.
  */
 export async function listenForCredentialChanges(options: CredentialChangesOptions): Promise<CredentialChanges> {
-  const { url, onChange, onLive, onLost, retryMs = 1000 } = options;
+  const { url, onChange, onLive, onLost, retryMs = 1000, probeMs = PROBE_MS, probeTimeoutMs = PROBE_TIMEOUT_MS } = options;
   let current: pg.Client | null = null;
   let retry: NodeJS.Timeout | undefined;
+  let probing: NodeJS.Timeout | undefined;
   let closed = false;
   const dead = new WeakSet<pg.Client>();
 
@@ -40,7 +54,10 @@ export async function listenForCredentialChanges(options: CredentialChangesOptio
     if (dead.has(client)) return;
     dead.add(client);
     client.end().catch(() => undefined);
-    if (current === client) current = null;
+    if (current === client) {
+      current = null;
+      clearInterval(probing);
+    }
     if (closed) return;
     onLost(error);
     retry = setTimeout(() => void connect(), retryMs);
@@ -65,7 +82,20 @@ export async function listenForCredentialChanges(options: CredentialChangesOptio
       return;
     }
     current = client;
+    probing = setInterval(() => probe(client), probeMs);
+    probing.unref();
     onLive();
+  }
+
+  function probe(client: pg.Client): void {
+    const silent = setTimeout(() => lost(client, new Error(`the credential-changes connection did not answer within ${probeTimeoutMs} ms`)), probeTimeoutMs);
+    client.query('SELECT 1').then(
+      () => clearTimeout(silent),
+      (error: unknown) => {
+        clearTimeout(silent);
+        lost(client, error as Error);
+      },
+    );
   }
 
   await connect();
@@ -73,6 +103,7 @@ export async function listenForCredentialChanges(options: CredentialChangesOptio
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearInterval(probing);
       const client = current;
       current = null;
       if (client) {

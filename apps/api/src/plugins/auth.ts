@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
 import { AppError, isUuid } from '@smsgw/core';
-import { authenticateApiKey, findUserOfLiveKey, hashSecret, touchApiKey, type UserRow } from '@smsgw/db';
+import { authenticateApiKey, findUserOfLiveKey, touchApiKey, type UserRow } from '@smsgw/db';
 import { authFailures } from './auth-failures.ts';
-import { credentialCache } from './credential-cache.ts';
+import { credentialCache, credentialKey } from './credential-cache.ts';
 import { ALL_SCOPES, grants, routeScope } from './scopes.ts';
 
 export interface AuthContext {
@@ -97,7 +97,7 @@ export const auth = fp(
     });
 
     async function fromApiKey(secret: string): Promise<AuthContext | null> {
-      const key = `key:${Buffer.from(hashSecret(secret)).toString('base64')}`;
+      const key = credentialKey('key', secret);
       const found = await cache.get(
         key,
         () => authenticateApiKey(app.sql, secret),

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { deleteDevice, rotateDeviceToken, setUserDisabled, setUserQuota } from '@smsgw/db';
 import { buildApp } from '../app.ts';
 import { call, createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
-import { phoneOwner, phoneRequest } from '../testing/test-phone.ts';
+import { phoneOwner, phoneRequest, signedHeaders } from '../testing/test-phone.ts';
 
 /**
  * The credential cache of each API process, with two processes' worth of API on one database (two
@@ -138,7 +138,8 @@ describe('device tokens cached in each API process', () => {
     const token = await rotateDeviceToken(api.db, { userId, id: phone.id });
 
     await phoneRefusedByTheOtherWithinASecond(phone.token);
-    expect((await pull(api.app, phone.token)).statusCode).toBe(401);
+    // The first process hears the announcement on a connection of its own, maybe a moment later.
+    await vi.waitFor(async () => expect((await pull(api.app, phone.token)).statusCode).toBe(401), { timeout: 1000, interval: 5 });
     expect((await pull(other, token!)).statusCode).toBe(200);
     expect(await deleteDevice(api.db, { userId, id: phone.id })).toBe(true);
     await phoneRefusedByTheOtherWithinASecond(token!);
@@ -157,5 +158,51 @@ describe('device tokens cached in each API process', () => {
 
     expect(statements(/FROM devices WHERE token_hash/)).toBe(1);
     expect(statements(/UPDATE devices SET last_seen_at/)).toBeLessThanOrEqual(1);
+  });
+});
+
+// SMS Gate phones' webhook addresses and signing keys (routes/device-protocols/sms-gate/inbound.ts).
+describe('phone webhook addresses cached in each API process', () => {
+  async function webhookOf(token: string) {
+    const auth = { authorization: `Bearer ${token}` };
+    const [webhook] = (await phoneRequest(api.app, 'GET', '/mobile/v1/webhooks', auth)).json();
+    const signingKey: string = (await phoneRequest(api.app, 'GET', '/mobile/v1/settings', auth)).json().webhooks.signing_key;
+    return { path: new URL(webhook.url).pathname, signingKey };
+  }
+  const ping = (app: FastifyInstance, deviceId: string, path: string, key: string) => {
+    const raw = JSON.stringify({ id: 'ping-1', webhookId: 'smsgw-ping', event: 'system:ping', deviceId, payload: { health: { status: 'pass' } } });
+    return phoneRequest(app, 'POST', path, { raw, headers: signedHeaders(key, raw) });
+  };
+
+  it('reads a known webhook address from Postgres once over many pings', async () => {
+    const { phone } = await phoneOwner(api.app, api.db);
+    const { path, signingKey } = await webhookOf(phone.token);
+    const query = vi.spyOn(other.sql, 'query');
+    const addressReads = () => query.mock.calls.filter(([text]) => typeof text === 'string' && /signing_key, inbound_secret FROM devices/.test(text)).length;
+
+    for (let i = 0; i < 5; i++) expect((await ping(other, phone.id, path, signingKey)).statusCode).toBe(202);
+
+    expect(addressReads()).toBe(1);
+  });
+
+  it('refuses on the other process, within a second, pings signed with a signing key replaced straight in Postgres', async () => {
+    const { phone } = await phoneOwner(api.app, api.db);
+    const { path, signingKey } = await webhookOf(phone.token);
+    expect((await ping(other, phone.id, path, signingKey)).statusCode).toBe(202);
+
+    await api.sql.query('UPDATE devices SET signing_key = $2 WHERE id = $1', [phone.id, 'a-new-signing-key-of-the-phone']);
+
+    await vi.waitFor(async () => expect((await ping(other, phone.id, path, signingKey)).statusCode).toBe(401), { timeout: 1000, interval: 5 });
+    expect((await ping(other, phone.id, path, 'a-new-signing-key-of-the-phone')).statusCode).toBe(202);
+  });
+
+  it('refuses on the other process, within a second, a webhook address whose secret was replaced', async () => {
+    const { phone } = await phoneOwner(api.app, api.db);
+    const { path, signingKey } = await webhookOf(phone.token);
+    expect((await ping(other, phone.id, path, signingKey)).statusCode).toBe(202);
+
+    await api.sql.query('UPDATE devices SET inbound_secret = $2 WHERE id = $1', [phone.id, 'another-secret-of-the-webhook-address']);
+
+    await vi.waitFor(async () => expect((await ping(other, phone.id, path, signingKey)).statusCode).toBe(401), { timeout: 1000, interval: 5 });
   });
 });

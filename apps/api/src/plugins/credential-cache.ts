@@ -1,11 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { listenForCredentialChanges } from '@smsgw/db';
+import { hashSecret, listenForCredentialChanges } from '@smsgw/db';
 
-/** How long an entry is trusted at most, should a change ever go unannounced (a half-open connection). */
-export const CREDENTIAL_TTL_MS = 10_000;
-/** Entries kept at most; past it the oldest go first. */
-export const CREDENTIAL_CACHE_SIZE = 10_000;
+/**
+ * How long an entry is trusted at most. A change is announced on commit, and a listening connection
+ * that goes silent is found out within seconds by its probe (credential-changes.ts), which empties
+ * the cache: this is only a last net, long enough that a phone pinging every minute is served from
+ * the cache.
+ */
+export const CREDENTIAL_TTL_MS = 10 * 60_000;
+/** Entries kept at most (5,000 phones are 10,000: a token and a webhook address each); past it the oldest go first. */
+export const CREDENTIAL_CACHE_SIZE = 50_000;
+
+/** A cache key for a secret of `kind` (`key`, `phone`, `webhook:<device>`): its hash, never the secret itself. */
+export function credentialKey(kind: string, secret: string): string {
+  return `${kind}:${Buffer.from(hashSecret(secret)).toString('base64')}`;
+}
 
 interface Entry<T> {
   value: T;

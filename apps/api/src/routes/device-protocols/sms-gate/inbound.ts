@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Compile } from 'typebox/compile';
 import { AppError, parseDeviceDate } from '@smsgw/core';
 import { webhookDevice } from '@smsgw/db';
+import { credentialKey } from '../../../plugins/credential-cache.ts';
 import { ErrorBody } from '../../../schemas/common.ts';
 import { receiveInbound, recordDeviceHealth } from '../../../services/device-core.ts';
 import { healthFromPing } from './ping.ts';
@@ -30,7 +31,12 @@ const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Before the body's shape is checked: an unsigned request learns nothing about it.
       preValidation: async (request: FastifyRequest<{ Params: { deviceId: string; secret: string } }>) => {
         const { deviceId, secret } = request.params;
-        const found = await webhookDevice(app.sql, deviceId, secret);
+        // A known address costs no statement (the credential cache; a change of its secret or key is announced).
+        const found = await app.credentialCache.get(
+          credentialKey(`webhook:${deviceId}`, secret),
+          () => webhookDevice(app.sql, deviceId, secret),
+          (d) => d.device.userId,
+        );
         if (!found) throw new AppError('unauthorized', 'Unknown webhook address.');
         const timestamp = request.headers['x-timestamp'];
         if (typeof timestamp !== 'string' || !/^\d{1,12}$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS) {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '@smsgw/core';
-import { authenticateDevice, hashSecret, markDeviceSeen, PAIRING_TOKEN_PREFIX } from '@smsgw/db';
+import { authenticateDevice, markDeviceSeen, PAIRING_TOKEN_PREFIX } from '@smsgw/db';
+import { credentialKey } from '../../../plugins/credential-cache.ts';
 import type { EventStreams } from '../../../services/event-stream.ts';
 
 /**
@@ -31,7 +32,7 @@ export function phoneAuthentication(app: FastifyInstance, options: { recordVersi
       const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
       if (!token) return null;
       const found = await app.credentialCache.get(
-        `phone:${Buffer.from(hashSecret(token)).toString('base64')}`,
+        credentialKey('phone', token),
         () => authenticateDevice(app.sql, token),
         (d) => d.userId,
       );
