@@ -20,6 +20,7 @@ const PROCESS_TESTS = [
   'apps/modem-agent/src/**/*.int.test.ts',
   'apps/cli/src/cli.int.test.ts',
   'apps/api/src/plugins/limits-without-redis.int.test.ts',
+  'test/deploy/monitoring.int.test.ts',
 ];
 
 const shared = {

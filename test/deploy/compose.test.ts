@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import * as env from '@smsgw/config';
@@ -16,9 +17,11 @@ interface Service {
   healthcheck?: { test: string[] };
   ports?: string[];
   container_name?: string;
+  profiles?: string[];
+  volumes?: string[];
 }
 
-const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const { services } = compose;
 const dockerfile = readFileSync('Dockerfile', 'utf8');
 const bundles = [...readFileSync('scripts/build.mjs', 'utf8').matchAll(/^\s+'?([\w-]+)'?: '(?:apps|packages)\/[^']+\.ts',$/gm)].map((m) => m[1]);
@@ -33,7 +36,8 @@ const known = new Set(
 
 describe('docker-compose.yml', () => {
   it('has Postgres and Redis with health checks, and the smsgw processes built from this image', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'dispatcher', 'migrate', 'postgres', 'redis']);
+    const always = Object.keys(services).filter((name) => !services[name]!.profiles);
+    expect(always.sort()).toEqual(['api', 'dispatcher', 'migrate', 'postgres', 'redis']);
     for (const name of ['postgres', 'redis', 'api']) expect(services[name]!.healthcheck?.test.length, name).toBeGreaterThan(0);
     expect(services.api!.healthcheck!.test.join(' ')).toContain('/ready');
     for (const name of SMSGW) {
@@ -75,6 +79,75 @@ describe('docker-compose.yml', () => {
     expect(services.dispatcher!.container_name).toBeUndefined();
     expect(services.dispatcher!.ports).toBeUndefined();
     expect(Object.values(services).some((s) => s.container_name)).toBe(false);
+  });
+});
+
+describe('docker-compose.yml, the monitoring profile', () => {
+  const MONITORING = ['grafana', 'prometheus'];
+  /** The bind mounts of a service: the file or folder of the repository, and where it is mounted. */
+  const mounts = (name: string) =>
+    (services[name]!.volumes ?? [])
+      .map((volume) => volume.split(':'))
+      .filter(([source]) => source!.startsWith('./'))
+      .map(([source, target, mode]) => ({ source: source!.slice(2), target: target!, mode }));
+  const mountedAt = (name: string, source: string) => mounts(name).find((m) => m.source === source)?.target;
+  const yamlFile = (path: string) => parse(readFileSync(path, 'utf8'));
+
+  it('starts Prometheus and Grafana only with --profile monitoring, reachable on loopback only', () => {
+    expect(
+      Object.keys(services)
+        .filter((name) => services[name]!.profiles?.includes('monitoring'))
+        .sort(),
+    ).toEqual(MONITORING);
+    for (const name of MONITORING) {
+      expect(services[name]!.profiles, name).toEqual(['monitoring']);
+      for (const port of services[name]!.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+      // A named volume keeps the data; every one a service names is declared.
+      for (const volume of services[name]!.volumes ?? []) if (!volume.startsWith('./')) expect(compose.volumes, volume).toHaveProperty(volume.split(':')[0]!);
+    }
+  });
+
+  it('mounts files of the repository that exist, read-only, a file on a file and a folder on a folder', () => {
+    for (const name of MONITORING) {
+      expect(mounts(name).length, name).toBeGreaterThan(0);
+      for (const { source, target, mode } of mounts(name)) {
+        expect(existsSync(source), source).toBe(true);
+        expect(mode, source).toBe('ro');
+        expect(statSync(source).isFile(), `${source} -> ${target}`).toBe(/\.ya?ml$/.test(target));
+      }
+    }
+  });
+
+  it('gives Prometheus its config and, beside it, every rule file the config names', () => {
+    const configPath = services.prometheus!.command!.find((arg) => arg.startsWith('--config.file='))!.split('=')[1]!;
+    expect(mountedAt('prometheus', 'deploy/prometheus/prometheus.yml')).toBe(configPath);
+    const config = yamlFile('deploy/prometheus/prometheus.yml') as { rule_files: string[] };
+    expect(config.rule_files.length).toBeGreaterThan(0);
+    for (const file of config.rule_files)
+      expect(mountedAt('prometheus', posix.join('deploy/prometheus', file)), file).toBe(posix.join(posix.dirname(configPath), file));
+  });
+
+  it('scrapes the API on its PORT and every dispatcher replica on its METRICS_PORT', () => {
+    const config = yamlFile('deploy/prometheus/prometheus.yml') as {
+      scrape_configs: { job_name: string; static_configs?: { targets: string[] }[]; dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
+    };
+    const job = (name: string) => config.scrape_configs.find((c) => c.job_name === name)!;
+    expect(job('smsgw-api').static_configs).toEqual([{ targets: [`api:${services.api!.environment!.PORT}`] }]);
+    expect(services.dispatcher!.environment!.METRICS_HOST).toBe('0.0.0.0');
+    expect(job('smsgw-dispatcher').dns_sd_configs).toEqual([
+      expect.objectContaining({ names: ['dispatcher'], type: 'A', port: Number(services.dispatcher!.environment!.METRICS_PORT) }),
+    ]);
+  });
+
+  it("provisions Grafana with the profile's Prometheus and the dashboards of deploy/grafana/dashboards", () => {
+    const datasources = yamlFile('deploy/grafana/provisioning/datasources/smsgw.yml') as { datasources: { type: string; url: string }[] };
+    expect(datasources.datasources).toEqual([expect.objectContaining({ type: 'prometheus', url: 'http://prometheus:9090' })]);
+    expect(services.prometheus!.ports).toEqual(['127.0.0.1:9090:9090']);
+    expect(mountedAt('grafana', 'deploy/grafana/provisioning/datasources')).toBe('/etc/grafana/provisioning/datasources');
+    expect(mountedAt('grafana', 'deploy/grafana/provisioning/dashboards')).toBe('/etc/grafana/provisioning/dashboards');
+    const dashboards = yamlFile('deploy/grafana/provisioning/dashboards/smsgw.yml') as { providers: { type: string; options: { path: string } }[] };
+    expect(dashboards.providers).toEqual([expect.objectContaining({ type: 'file' })]);
+    expect(mountedAt('grafana', 'deploy/grafana/dashboards')).toBe(dashboards.providers[0]!.options.path);
   });
 });
 

@@ -268,13 +268,16 @@ describe('reports of several devices applied together', () => {
 });
 
 describe('dispatcher metrics', () => {
-  it('serves Prometheus metrics on METRICS_PORT with assignments, jobs and batch sizes', async () => {
-    const port = await new Promise<number>((resolve) => {
+  const freePort = () =>
+    new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
         const { port: free } = probe.address() as AddressInfo;
         probe.close(() => resolve(free));
       });
     });
+
+  it('serves Prometheus metrics on METRICS_PORT with assignments, jobs and batch sizes', async () => {
+    const port = await freePort();
     await startDispatcher({ METRICS_PORT: String(port) });
     const { userId, apiKey } = await userWithDevices(1);
     await sendSingles(apiKey, 3);
@@ -284,5 +287,36 @@ describe('dispatcher metrics', () => {
     expect(text).toMatch(/^smsgw_dispatcher_jobs_total\{job="message.dispatch",outcome="assigned"\} 3$/m);
     expect(text).toMatch(/^smsgw_dispatcher_assign_batch_size_count \d+$/m);
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+  });
+
+  it("counts the state changes that a device's reports caused by device, and every state from 0", async () => {
+    const port = await freePort();
+    await startDispatcher({ METRICS_PORT: String(port) });
+    const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(await scrape()).toMatch(/^smsgw_message_transitions_total\{state="failed"\} 0$/m);
+    const { userId, apiKey, devices } = await userWithDevices(1);
+    const [device] = devices;
+    const ids = await sendSingles(apiKey, 3);
+    await waitUntilAssigned(userId, 3);
+    expect((await claim(device!.token)).statusCode).toBe(200);
+
+    const reports = [...ids.slice(0, 2).map((id) => ({ id, status: 'sent' })), { id: ids[2], status: 'failed', error: 'no credit' }];
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/api/v1/device/reports',
+      headers: { authorization: `Bearer ${device!.token}` },
+      payload: { reports },
+    });
+    expect(res.statusCode).toBe(202);
+
+    await vi.waitFor(
+      async () => {
+        const text = await scrape();
+        expect(text).toMatch(new RegExp(`^smsgw_device_message_transitions_total\\{device_id="${device!.id}",state="sent"\\} 2$`, 'm'));
+        expect(text).toMatch(new RegExp(`^smsgw_device_message_transitions_total\\{device_id="${device!.id}",state="failed"\\} 1$`, 'm'));
+        expect(text).toMatch(/^smsgw_message_transitions_total\{state="failed"\} 1$/m);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
   });
 });

@@ -68,6 +68,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
       incidents,
       stopping: () => stopping,
       resolver: options.webhookResolver,
+      metrics,
     }),
     'maintenance.sweep': sweepHandler({ sql, redis, dispatchQueue, webhooksQueue, slots, config, log }),
   };

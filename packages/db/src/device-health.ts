@@ -1,4 +1,13 @@
-import { PING_EVENT_TYPE, type DeviceEventType, type DeviceFields, type DeviceRecord, type HealthReport, type HealthStatus } from '@smsgw/core';
+import {
+  HEALTH_REASONS,
+  PING_EVENT_TYPE,
+  type DeviceEventType,
+  type DeviceFields,
+  type DeviceRecord,
+  type HealthReason,
+  type HealthReport,
+  type HealthStatus,
+} from '@smsgw/core';
 import type { Sql } from './sql.ts';
 import type { DeliveryRef } from './webhook-deliveries.ts';
 
@@ -187,5 +196,16 @@ export async function devicesByHealth(sql: Sql): Promise<Record<HealthStatus, nu
   );
   const counts: Record<HealthStatus, number> = { online: 0, degraded: 0, offline: 0 };
   for (const row of rows) counts[row.status as HealthStatus] = Number(row.count);
+  return counts;
+}
+
+/** Enabled devices by each reason of their announced health (`budget_exhausted`, …), for the metrics. */
+export async function devicesByHealthReason(sql: Sql): Promise<Record<HealthReason, number>> {
+  const { rows } = await sql.query<{ reason: string; count: string }>(
+    `SELECT reason, count(*) AS count FROM devices, unnest(health_reasons) AS reason WHERE enabled AND deleted_at IS NULL GROUP BY 1`,
+  );
+  const counts = Object.fromEntries(HEALTH_REASONS.map((reason) => [reason, 0])) as Record<HealthReason, number>;
+  // A reason of a later version, recorded before a rollback, is left out rather than made a label.
+  for (const row of rows) if (row.reason in counts) counts[row.reason as HealthReason] = Number(row.count);
   return counts;
 }

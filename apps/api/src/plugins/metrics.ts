@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { HEALTH_STATUSES } from '@smsgw/core';
-import { devicesByHealth } from '@smsgw/db';
+import { HEALTH_REASONS, HEALTH_STATUSES } from '@smsgw/core';
+import { devicesByHealth, devicesByHealthReason } from '@smsgw/db';
+import { CHECK_TIMEOUT_MS, checkStores, STORES, within } from '../services/store-checks.ts';
 
 export interface ApiMetrics {
   registry: Registry;
@@ -15,9 +16,14 @@ declare module 'fastify' {
   }
 }
 
+/** The queues an API process adds jobs to, and the job states `smsgw_queue_jobs` counts. */
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+const queuesOf = (app: FastifyInstance) => ({ dispatch: app.dispatchQueue, reports: app.reportsQueue, webhooks: app.webhooksQueue });
+
 /**
  * Prometheus metrics at `GET /metrics`: process metrics, request durations by route and status,
- * messages accepted, and devices by health. A registry per app instance, so that several apps in one process (tests)
+ * messages accepted, and what the shared stores hold (devices by health and by reason, queued jobs)
+ * with whether they answer. A registry per app instance, so that several apps in one process (tests)
  * never share counters.
  */
 export const metrics = fp(
@@ -37,17 +43,45 @@ export const metrics = fp(
       labelNames: ['endpoint'] as const,
       registers: [registry],
     });
-    // Read from Postgres at each scrape: every API instance answers the same, whichever is scraped
-    // (a dispatcher would only know what its own sweeps saw). The status is the alerts' (health_status).
     new Gauge({
-      name: 'smsgw_devices',
-      help: 'Enabled devices by the health status last announced for them (device.* webhook events).',
-      labelNames: ['health'] as const,
+      name: 'smsgw_store_up',
+      help: 'Whether the store answered this process within a second (1) or not (0), as GET /ready checks.',
+      labelNames: ['store'] as const,
       registers: [registry],
       async collect() {
-        const counts = await devicesByHealth(app.sql);
-        for (const status of HEALTH_STATUSES) this.set({ health: status }, counts[status]);
+        const up = await checkStores(app, (store, error) => app.incidents.report(`metrics: ${store} did not answer`, error));
+        for (const store of STORES) this.set({ store }, up[store] ? 1 : 0);
       },
+    });
+    // The gauges below are read from Postgres or Redis at each scrape: every API instance answers
+    // the same, whichever is scraped (a dispatcher would only know what its own jobs saw). A store
+    // that does not answer leaves them out of the scrape, which still answers with smsgw_store_up.
+    const fromStore = <L extends string>(name: string, help: string, labelNames: readonly L[], read: (gauge: Gauge<L>) => Promise<void>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        async collect() {
+          await within(read(this), CHECK_TIMEOUT_MS).catch((error: unknown) => {
+            this.reset();
+            app.incidents.report(`metrics: ${name} not read`, error);
+          });
+        },
+      });
+    // The status is the alerts' (health_status).
+    fromStore('smsgw_devices', 'Enabled devices by the health status last announced for them (device.* webhook events).', ['health'], async (gauge) => {
+      const counts = await devicesByHealth(app.sql);
+      for (const health of HEALTH_STATUSES) gauge.set({ health }, counts[health]);
+    });
+    fromStore('smsgw_device_health_reasons', 'Enabled devices whose last announced health names this reason.', ['reason'], async (gauge) => {
+      const counts = await devicesByHealthReason(app.sql);
+      for (const reason of HEALTH_REASONS) gauge.set({ reason }, counts[reason]);
+    });
+    fromStore('smsgw_queue_jobs', 'Jobs in the queues that all processes share, by queue and state.', ['queue', 'state'], async (gauge) => {
+      const queues = Object.entries(queuesOf(app));
+      const counts = await Promise.all(queues.map(([, queue]) => queue.getJobCounts(...QUEUE_STATES)));
+      for (const [i, [queue]] of queues.entries()) for (const state of QUEUE_STATES) gauge.set({ queue, state }, counts[i]![state] ?? 0);
     });
     app.decorate('metrics', { registry, messagesAccepted });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HEALTH_REASONS } from '@smsgw/core';
 import { call, createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
 import { enrolConnectedPhone, phoneRequest, signedHeaders } from '../testing/test-phone.ts';
 
@@ -224,5 +225,19 @@ describe('smsgw_devices on /metrics', () => {
     await api.db.device.update({ where: { id: devices[1]!.id }, data: { healthStatus: 'degraded' } });
     await api.db.device.update({ where: { id: devices[2]!.id }, data: { healthStatus: 'online', enabled: false } });
     expect(await gauge()).toEqual({ online: before.online! + 1, degraded: before.degraded! + 1, offline: before.offline! + 1 });
+  });
+
+  it('counts enabled devices by each reason of their announced health (smsgw_device_health_reasons)', async () => {
+    const reasons = async () => {
+      const text = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+      return Object.fromEntries([...text.matchAll(/^smsgw_device_health_reasons\{reason="(\w+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+    };
+    const before = await reasons();
+    expect(Object.keys(before).sort()).toEqual([...HEALTH_REASONS].sort());
+    const { devices } = await createTestUser(api.db, { devices: 3 });
+    await api.db.device.update({ where: { id: devices[0]!.id }, data: { healthStatus: 'degraded', healthReasons: ['budget_exhausted', 'low_battery'] } });
+    await api.db.device.update({ where: { id: devices[1]!.id }, data: { healthStatus: 'degraded', healthReasons: ['budget_exhausted'] } });
+    await api.db.device.update({ where: { id: devices[2]!.id }, data: { healthStatus: 'degraded', healthReasons: ['low_battery'], enabled: false } });
+    expect(await reasons()).toEqual({ ...before, budget_exhausted: before.budget_exhausted! + 2, low_battery: before.low_battery! + 1 });
   });
 });

@@ -74,6 +74,23 @@ describe('metrics', () => {
     expect(res.body).toMatch(/^smsgw_http_request_duration_seconds_count\{method="POST",route="\/api\/sms\/send",status_code="400"\} 1$/m);
     expect(res.body).toMatch(/^process_resident_memory_bytes \d+/m);
   });
+
+  it('says whether Postgres and Redis answer, and how many jobs wait in each queue', async () => {
+    const { apiKey } = await createTestUser(api.db);
+    const waiting = async () => Number(/^smsgw_queue_jobs\{queue="dispatch",state="waiting"\} (\d+)$/m.exec((await api.app.inject('/metrics')).body)?.[1]);
+    const before = await waiting();
+    // No dispatcher runs here: each message's dispatch job waits.
+    expect((await send(api.app, apiKey, { recipients: [uniquePhone(), uniquePhone()], body: 'queued' })).statusCode).toBe(200);
+    expect(await waiting()).toBe(before + 2);
+
+    const { body } = await api.app.inject('/metrics');
+    expect(body).toMatch(/^smsgw_store_up\{store="postgres"\} 1$/m);
+    expect(body).toMatch(/^smsgw_store_up\{store="redis"\} 1$/m);
+    for (const queue of ['dispatch', 'reports', 'webhooks']) {
+      for (const state of ['waiting', 'active', 'delayed', 'failed'])
+        expect(body).toMatch(new RegExp(`^smsgw_queue_jobs\\{queue="${queue}",state="${state}"\\} \\d+$`, 'm'));
+    }
+  });
 });
 
 describe('when Postgres cannot be reached', () => {
@@ -88,6 +105,13 @@ describe('when Postgres cannot be reached', () => {
       expect(ready.statusCode).toBe(503);
       expect(ready.json().checks.redis).toBe('ok');
       expect(ready.json().checks.postgres).toBe('down');
+      // The scrape still answers: the store is down, and what only it knows is left out rather than stale.
+      const metrics = await broken.app.inject({ method: 'GET', url: '/metrics' });
+      expect(metrics.statusCode).toBe(200);
+      expect(metrics.body).toMatch(/^smsgw_store_up\{store="postgres"\} 0$/m);
+      expect(metrics.body).toMatch(/^smsgw_store_up\{store="redis"\} 1$/m);
+      expect(metrics.body).not.toMatch(/^smsgw_devices\{/m);
+      expect(metrics.body).toMatch(/^smsgw_queue_jobs\{queue="dispatch",state="waiting"\} 0$/m);
     } finally {
       await broken.close();
     }

@@ -41,11 +41,19 @@ export function deviceReportsHandlers(deps: DeviceReportsDeps): {
   const { sql, config, log, metrics } = deps;
   const announcing = announceDeps(deps);
 
+  /** Counts the state changes that reports caused, in all and by the device that reported each (`deviceOf` its message id). */
+  const count = (deviceOf: Map<string, string>, moved: { id: string; state: string }[]) => {
+    for (const { id, state } of moved) {
+      metrics.transitions.inc({ state });
+      const device = deviceOf.get(id);
+      if (device) metrics.deviceTransitions.inc({ device_id: device, state });
+    }
+  };
+
   /** The payloads' retryable failures: back to round-robin (enqueued here) or failed for good. */
-  const failOverReports = async (payloads: JobPayload<'device.reports'>[]): Promise<string[]> => {
+  const failOverReports = async (payloads: JobPayload<'device.reports'>[], deviceOf: Map<string, string>): Promise<string[]> => {
     const failover = await applyRetryableFailures({ sql, config }, payloads);
-    metrics.transitions.inc({ state: 'pending' }, failover.retried.length);
-    metrics.transitions.inc({ state: 'failed' }, failover.failed.length);
+    count(deviceOf, [...failover.retried.map((id) => ({ id, state: 'pending' })), ...failover.failed.map((id) => ({ id, state: 'failed' }))]);
     if (failover.quarantined.length > 0) log.warn({ devices: failover.quarantined }, 'devices quarantined after retryable failures in a row');
     // If Redis refuses the jobs, the outbox sweep enqueues the pending messages.
     if (failover.retried.length > 0)
@@ -59,9 +67,13 @@ export function deviceReportsHandlers(deps: DeviceReportsDeps): {
   const reporter = new Batcher<JobPayload<'device.reports'>, number>(
     async (payloads) => {
       const { applied, deliveries } = await applyDeviceReports(sql, payloads);
-      for (const { status } of applied) metrics.transitions.inc({ state: status });
+      const deviceOf = new Map(payloads.flatMap(({ deviceId, reports }) => reports.map((r) => [r.id, deviceId] as const)));
+      count(
+        deviceOf,
+        applied.map(({ id, status }) => ({ id, state: status })),
+      );
       await announceTransitions(announcing, { moved: applied.map((a) => a.id), deliveries });
-      const moved = new Set([...applied.map((a) => a.id), ...(await failOverReports(payloads))]);
+      const moved = new Set([...applied.map((a) => a.id), ...(await failOverReports(payloads, deviceOf))]);
       return payloads.map((payload) => payload.reports.filter((r) => moved.has(r.id)).length);
     },
     REPORT_JOBS_PER_BATCH,

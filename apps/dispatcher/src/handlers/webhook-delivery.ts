@@ -4,7 +4,8 @@ import { webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
 import { Batcher, type BurstLog, type Resolver } from '@smsgw/core';
 import { parkDeliveries, type DeliveryRef, type SendDeps, type Sql } from '@smsgw/db/sql';
 import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
-import { deliverWebhook } from '../webhooks/deliver-webhook.ts';
+import type { DispatcherMetrics } from '../metrics.ts';
+import { deliverWebhook, type TryOutcome } from '../webhooks/deliver-webhook.ts';
 import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
 import { runAgainAt, type Handler } from './job-handler.ts';
 
@@ -22,6 +23,7 @@ export interface WebhookDeliveryDeps {
   stopping: () => boolean;
   /** Resolves webhook hosts at connect time (default: the system's DNS). */
   resolver?: Resolver;
+  metrics: DispatcherMetrics;
 }
 
 /**
@@ -56,6 +58,7 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryDeps): Handler<'webh
     slots: deps.slots,
     policy: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, ...(deps.resolver && { resolve: deps.resolver }) },
     retryDelays: webhookRetryDelays(config),
+    tried: (outcome: TryOutcome) => deps.metrics.webhookAttempts.inc({ outcome }),
   };
 
   return async ({ deliveryId, webhookId }, job, token) => {

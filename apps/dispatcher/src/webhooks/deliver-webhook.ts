@@ -50,10 +50,16 @@ export interface DeliverDeps {
   park: (deliveryId: string) => Promise<void>;
   /** smsgw's one send function, for the replies of a Twilio TwiML answer. */
   send: SendDeps;
+  /** Hears what each try of a delivery came to (the metrics). */
+  tried: (outcome: TryOutcome) => void;
 }
 
 /** What one attempt did: `retry_at` asks for another attempt at that time (epoch ms). */
 type AttemptOutcome = { outcome: 'succeeded' | 'failed' | 'disabled' | 'skipped' } | { outcome: 'retry_at'; at: number };
+
+/** What a try came to: `retry` failed and is tried again later, `failed` failed for good, `skipped` found nothing to send. */
+export const TRY_OUTCOMES = ['succeeded', 'retry', 'failed', 'disabled', 'skipped'] as const;
+export type TryOutcome = (typeof TRY_OUTCOMES)[number];
 
 /**
  * What one delivery job did: parked behind a busy endpoint, or delivered its own delivery and
@@ -174,11 +180,17 @@ async function send(deps: DeliverDeps, request: NonNullable<ReturnType<typeof re
   });
 }
 
+async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOutcome> {
+  const result = await tryDelivery(deps, deliveryId);
+  deps.tried(result.outcome === 'retry_at' ? 'retry' : result.outcome);
+  return result;
+}
+
 /**
  * One attempt of one delivery: 2xx is success, 410 disables the endpoint (a callback's ends
  * there), anything else is retried on the schedule.
  */
-async function attempt(deps: DeliverDeps, deliveryId: string): Promise<AttemptOutcome> {
+async function tryDelivery(deps: DeliverDeps, deliveryId: string): Promise<AttemptOutcome> {
   const { sql } = deps;
   const delivery = await loadDeliveryAttempt(sql, deliveryId, new Date());
   if (delivery?.state !== 'pending') return { outcome: 'skipped' };

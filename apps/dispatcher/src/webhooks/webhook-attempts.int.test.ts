@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -40,6 +42,15 @@ async function waitForDelivery(messageId: string, done: (d: Delivery) => boolean
 
 const attempted = (d: { attempts: number }) => d.attempts >= 1;
 
+/** A port nothing listens on now, for a dispatcher's METRICS_PORT. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+
 describe('retries', () => {
   it('tries again after 500s with the same webhook-id and body until a 2xx, then records the success', async () => {
     const user = await createTestUser(api.db);
@@ -71,6 +82,27 @@ describe('retries', () => {
     expect([row.state, row.attempts, row.lastStatusCode, row.nextAttemptAt]).toEqual(['failed', 4, 503, null]);
     expect(row.lastError).toBe('Answered 503. Gave up after 4 attempts.');
     expect(target.received).toHaveLength(4);
+  });
+
+  it("counts every try on the dispatcher's metrics by outcome: retries, giving up, success", async () => {
+    const [failing, working] = [await createTestUser(api.db), await createTestUser(api.db)];
+    await createWebhook(api, failing.userId, (await receiver(() => 503)).url);
+    await createWebhook(api, working.userId, (await receiver(() => 204)).url);
+    const [lost] = await sendingMessages(api, failing);
+    const [fine] = await sendingMessages(api, working);
+    const port = await freePort();
+    await dispatcher({ WEBHOOK_RETRY_DELAYS: '0.05,0.05', METRICS_PORT: String(port) });
+    await report(api, failing, 'sent', [lost!]);
+    await report(api, working, 'sent', [fine!]);
+    await waitForDelivery(lost!, (d) => d.state === 'failed');
+    await waitForDelivery(fine!, (d) => d.state === 'succeeded');
+
+    // The count follows the delivery's row by a moment.
+    await vi.waitFor(async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const tries = Object.fromEntries([...text.matchAll(/^smsgw_webhook_attempts_total\{outcome="(\w+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+      expect(tries).toEqual({ succeeded: 1, retry: 2, failed: 1, disabled: 0, skipped: 0 });
+    });
   });
 });
 
