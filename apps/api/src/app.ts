@@ -11,6 +11,7 @@ import { resources } from './plugins/resources.ts';
 import { closeQuery, lenientValidatorCompiler, validatorCompiler } from './plugins/validation.ts';
 import { deviceAuth } from './plugins/device-auth.ts';
 import { reportIntake } from './plugins/report-intake.ts';
+import { healthIntake } from './plugins/health-intake.ts';
 import { wakeups } from './plugins/wakeups.ts';
 import { userEvents } from './plugins/user-events.ts';
 import { shutdown } from './plugins/shutdown.ts';
@@ -108,6 +109,7 @@ export async function buildApp({ config, logger, webhookResolver }: BuildAppOpti
   await app.register(auth);
   await app.register(deviceAuth);
   await app.register(reportIntake);
+  await app.register(healthIntake);
   await app.register(wakeups);
   await app.register(userEvents);
   await app.register(docs);

@@ -17,34 +17,47 @@ import type { DeliveryRef } from './webhook-deliveries.ts';
  * deliveries that announce it.
  */
 
+/** A device's report of itself: only the fields it sent. */
+export interface DeviceHealthReport {
+  deviceId: string;
+  report: Partial<HealthReport>;
+}
+
 /**
- * Records a device's report of itself (only the fields it sent) and that it was seen; in the same
- * statement, a `device.ping` delivery to each of the user's enabled SMS Gate `system:ping`
- * endpoints (their device filter applying) that had none for this device within the ping interval:
- * the account's SMS Gate `ping.interval_seconds` when it is a positive number, else
+ * Records devices' reports of themselves (only the fields each sent; of two reports of one device,
+ * the later's fields win) and that they were seen, in one statement that locks the devices in id
+ * order; in the same statement, a `device.ping` delivery to each of the user's enabled SMS Gate
+ * `system:ping` endpoints (their device filter applying) that had none for the device within the
+ * ping interval: the account's SMS Gate `ping.interval_seconds` when it is a positive number, else
  * `defaultPingSeconds` (what smsgw asks of the phones). So a device reporting more often than that
  * pings no more often. Returns the deliveries to enqueue.
  */
-export async function recordHealthReport(
-  sql: Sql,
-  deviceId: string,
-  report: Partial<HealthReport>,
-  now: Date,
-  defaultPingSeconds: number,
-): Promise<DeliveryRef[]> {
-  const given = (key: keyof HealthReport) => report[key] !== undefined;
+export async function recordHealthReports(sql: Sql, reports: DeviceHealthReport[], now: Date, defaultPingSeconds: number): Promise<DeliveryRef[]> {
+  const merged = new Map<string, Partial<HealthReport>>();
+  for (const { deviceId, report } of reports) {
+    const known = merged.get(deviceId) ?? {};
+    for (const [key, value] of Object.entries(report)) if (value !== undefined) Object.assign(known, { [key]: value });
+    merged.set(deviceId, known);
+  }
+  if (merged.size === 0) return [];
+  const column = <K extends keyof HealthReport>(key: K) => [...merged.values()].map((r) => r[key] ?? null);
+  const given = (key: keyof HealthReport) => [...merged.values()].map((r) => r[key] !== undefined);
   const interval = `CASE WHEN jsonb_typeof(s.settings->'ping'->'interval_seconds') = 'number'
       AND (s.settings->'ping'->>'interval_seconds')::numeric > 0 THEN (s.settings->'ping'->>'interval_seconds')::numeric ELSE $12 END`;
   const { rows } = await sql.query<{ id: string; webhook_id: string }>(
-    `WITH seen AS (
-       UPDATE devices SET
-         battery_level = CASE WHEN $3 THEN $4::int ELSE battery_level END,
-         battery_charging = CASE WHEN $5 THEN $6::boolean ELSE battery_charging END,
-         signal_dbm = CASE WHEN $7 THEN $8::int ELSE signal_dbm END,
-         network = CASE WHEN $9 THEN $10::text ELSE network END,
-         health_reported_at = $2, last_seen_at = greatest(last_seen_at, $2)
-       WHERE id = $1
-       RETURNING id, user_id, battery_level, battery_charging, app_version
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $3::boolean[], $4::int[], $5::boolean[], $6::boolean[], $7::boolean[], $8::int[], $9::boolean[], $10::text[])
+         AS i(id, battery_given, battery_level, charging_given, battery_charging, signal_given, signal_dbm, network_given, network)
+     ), seen AS (
+       UPDATE devices d SET
+         battery_level = CASE WHEN i.battery_given THEN i.battery_level ELSE d.battery_level END,
+         battery_charging = CASE WHEN i.charging_given THEN i.battery_charging ELSE d.battery_charging END,
+         signal_dbm = CASE WHEN i.signal_given THEN i.signal_dbm ELSE d.signal_dbm END,
+         network = CASE WHEN i.network_given THEN i.network ELSE d.network END,
+         health_reported_at = $2, last_seen_at = greatest(d.last_seen_at, $2)
+       FROM (SELECT id FROM devices WHERE id IN (SELECT id FROM input) ORDER BY id FOR UPDATE) locked, input i
+       WHERE d.id = locked.id AND i.id = locked.id
+       RETURNING d.id, d.user_id, d.battery_level, d.battery_charging, d.app_version
      )
      INSERT INTO webhook_deliveries (id, webhook_id, user_id, type, occurred_at, data, created_at)
      SELECT gen_random_uuid(), w.id, w.user_id, $11, $2,
@@ -58,16 +71,16 @@ export async function recordHealthReport(
      )
      RETURNING id, webhook_id`,
     [
-      deviceId,
+      [...merged.keys()],
       now,
       given('batteryLevel'),
-      report.batteryLevel ?? null,
+      column('batteryLevel'),
       given('batteryCharging'),
-      report.batteryCharging ?? null,
+      column('batteryCharging'),
       given('signalDbm'),
-      report.signalDbm ?? null,
+      column('signalDbm'),
       given('network'),
-      report.network ?? null,
+      column('network'),
       PING_EVENT_TYPE,
       defaultPingSeconds,
     ],

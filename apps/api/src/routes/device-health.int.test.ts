@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HEALTH_REASONS } from '@smsgw/core';
 import { call, createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
 import { enrolConnectedPhone, phoneRequest, signedHeaders } from '../testing/test-phone.ts';
@@ -44,6 +44,20 @@ describe('health from the native heartbeat', () => {
     // Without a body, as before: only seen.
     expect((await heartbeat(device.token)).statusCode).toBe(200);
     expect((await call(api.app, device.apiKey, 'GET', '/api/v1/devices')).json().data[0].health.battery).toEqual({ level: 87, charging: true });
+  });
+
+  it('writes the heartbeats of devices that arrive together in one statement, each device its own', async () => {
+    const { apiKey, devices } = await createTestUser(api.db, { devices: 4 });
+    const query = vi.spyOn(api.app.sql, 'query');
+    try {
+      const answers = await Promise.all(devices.map((d, i) => heartbeat(d.token, { battery_level: 40 + i })));
+      expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200]);
+      expect(query.mock.calls.filter(([text]) => typeof text === 'string' && text.includes('health_reported_at = $2'))).toHaveLength(1);
+    } finally {
+      query.mockRestore();
+    }
+    const listed = (await call(api.app, apiKey, 'GET', '/api/v1/devices')).json().data as { id: string; health: { battery: { level: number } } }[];
+    expect(devices.map((d) => listed.find((l) => l.id === d.id)?.health.battery.level)).toEqual([40, 41, 42, 43]);
   });
 
   it('is degraded with low battery when not charging, and with no service; each reason named', async () => {

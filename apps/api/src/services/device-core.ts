@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, isUuid, newId, pingIntervalSeconds, storableText, toReceivedRecord, withoutLeapSecond, type HealthReport } from '@smsgw/core';
+import { AppError, isUuid, newId, storableText, toReceivedRecord, withoutLeapSecond } from '@smsgw/core';
 import {
   announceTransitions,
   readyForMoreOffers,
   messagesOfDevice,
   offerMessages,
-  recordHealthReport,
   storeInbound,
   type AuthenticatedDevice,
   type InboundSms,
@@ -164,14 +163,4 @@ export async function receiveInbound(
     .map((m) => ({ userId: device.userId, event: { type: 'sms.received' as const, data: toReceivedRecord({ ...m, deviceId: device.id, createdAt: now }) } }));
   await announceTransitions(announceDeps(app), { deliveries: stored.deliveries, events });
   return { stored: stored.moved.length, duplicates: messages.length - stored.moved.length };
-}
-
-/**
- * A device's report of itself (native heartbeat, SMS Gate `system:ping`), with the SMS Gate
- * `system:ping` webhooks it is due for (at most one per ping interval: smsgw's phone ping interval
- * unless the account's SMS Gate settings name one).
- */
-export async function recordDeviceHealth(app: FastifyInstance, deviceId: string, report: Partial<HealthReport>): Promise<void> {
-  const deliveries = await recordHealthReport(app.sql, deviceId, report, new Date(), pingIntervalSeconds(app.config.DEVICE_OFFLINE_AFTER_SECONDS));
-  await announceTransitions(announceDeps(app), { deliveries });
 }

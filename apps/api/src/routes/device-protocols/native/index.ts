@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError, NETWORK_STATES, networkState, offerValidUntil, withoutLeapSecond } from '@smsgw/core';
 import { DeviceReport } from '@smsgw/queue';
 import { ErrorBody } from '../../../schemas/common.ts';
-import { acceptReports, offer, receiveInbound, recordDeviceHealth } from '../../../services/device-core.ts';
+import { acceptReports, offer, receiveInbound } from '../../../services/device-core.ts';
 import { EventStreams } from '../../../services/event-stream.ts';
 
 const deviceErrors = { 401: ErrorBody, 429: ErrorBody };
@@ -210,7 +210,7 @@ const nativeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const now = new Date();
       const body = request.body;
       if (Object.keys(body).length > 0) {
-        await recordDeviceHealth(app, request.device.id, {
+        await app.recordHealth(request.device.id, {
           batteryLevel: body.battery_level,
           batteryCharging: body.charging,
           signalDbm: body.signal_dbm,

@@ -6,7 +6,7 @@ import { AppError, parseDeviceDate } from '@smsgw/core';
 import { webhookDevice } from '@smsgw/db';
 import { credentialKey } from '../../../plugins/credential-cache.ts';
 import { ErrorBody } from '../../../schemas/common.ts';
-import { receiveInbound, recordDeviceHealth } from '../../../services/device-core.ts';
+import { receiveInbound } from '../../../services/device-core.ts';
 import { healthFromPing } from './ping.ts';
 import { InboundAnswer, InboundBody, InboundParams, ReceivedSmsPayload } from './wire.ts';
 
@@ -61,7 +61,7 @@ const inboundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { device } = request;
       if (deviceId.toLowerCase() !== device.id) throw new AppError('forbidden', 'The body’s deviceId is not the device of this webhook address.');
       if (event === 'system:ping') {
-        await recordDeviceHealth(app, device.id, healthFromPing(payload));
+        await app.recordHealth(device.id, healthFromPing(payload));
         return reply.status(202).send({ stored: 0, duplicates: 0 });
       }
       if (event !== 'sms:received') return reply.status(202).send({ stored: 0, duplicates: 0 });
