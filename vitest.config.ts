@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The whole suite, three projects. `./pnpmw test` (scripts/test.mjs) runs `isolated` then
- * `processes` in one vitest run and `faults` beside them in another (vitest runs the projects of
- * one run one after the other).
+ * The whole suite, four projects. `./pnpmw test` (scripts/test.mjs) runs `isolated` then
+ * `processes` in one vitest run and `faults` then `topologies` beside them in another (vitest runs
+ * the projects of one run one after the other).
  * - `isolated`: files that only talk to Postgres and Redis, each with its own database and queue
  *   prefix, two at a time. They share each worker's module cache (`isolate: false`): importing the
  *   app once per worker rather than once per file is what makes the group fast (about 5 times less
@@ -13,6 +13,9 @@ import { defineConfig } from 'vitest/config';
  *   timings hold with the machine that busy (they are checked under far heavier load).
  * - `faults` (`./pnpmw test:faults` alone): restart, stall and wipe a private Postgres cluster and
  *   private Redis servers of their own, one at a time.
+ * - `topologies` (`./pnpmw test:topologies` alone): the real processes as deployments past one
+ *   machine run them (other hosts behind delaying links, Postgres behind a PgBouncer in transaction
+ *   mode), one file at a time; they start processes too, so they are kept out of `isolated`.
  */
 const PROCESS_TESTS = [
   'test/e2e/**/*.test.ts',
@@ -38,7 +41,7 @@ export default defineConfig({
           name: 'isolated',
           globalSetup: ['./test/global-setup.ts'],
           include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['test/faults/**', '**/node_modules/**', ...PROCESS_TESTS],
+          exclude: ['test/faults/**', 'test/topologies/**', '**/node_modules/**', ...PROCESS_TESTS],
           maxWorkers: 2,
           isolate: false,
           sequence: { groupOrder: 0 },

@@ -33,10 +33,12 @@ const PROCESS_LABELS: Record<string, string> = {
   CliConfigSchema: 'CLI',
   DeviceSimConfigSchema: 'device simulator',
   ModemAgentConfigSchema: 'modem agent',
+  MigrateConfigSchema: 'migrator',
 };
 /** Headings of the shared groups of variables (`…Env` exports); one added later is named after its export. */
 const GROUP_TITLES: Record<string, string> = {
   DatabaseEnv: 'Database',
+  DirectDatabaseEnv: 'Database',
   RedisEnv: 'Redis and queues',
   LogEnv: 'Logging',
   SendingEnv: 'Sending',

@@ -24,8 +24,10 @@ if (!(await portIsFree(config.HOST, config.PORT))) {
   process.exit(1);
 }
 
-await ensureDatabase(config.DATABASE_URL);
-const applied = await migrate(config.DATABASE_URL);
+// Past a transaction pooler when DATABASE_DIRECT_URL names Postgres itself (docs/operations.md).
+const migrationUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+await ensureDatabase(migrationUrl);
+const applied = await migrate(migrationUrl);
 console.log(`database ready (${applied.length} migration(s) applied)`);
 
 const db = createDb({ url: config.DATABASE_URL, poolSize: 1 });

@@ -29,7 +29,8 @@ describe('the configuration reference in docs/operations.md', () => {
 
   it('names the processes that read a variable, its default, and a required one as required', () => {
     const reference = configReference();
-    expect(reference).toMatch(/^\| `DATABASE_URL` \| `postgresql:\/\/postgres@127\.0\.0\.1:5432\/smsgw` \| API, dispatcher, CLI \| /m);
+    expect(reference).toMatch(/^\| `DATABASE_URL` \| `postgresql:\/\/postgres@127\.0\.0\.1:5432\/smsgw` \| API, dispatcher, CLI, migrator \| /m);
+    expect(reference).toMatch(/^\| `DATABASE_DIRECT_URL` \| unset \| API, migrator \| /m);
     expect(reference).toMatch(/^\| `JWT_SECRET` \| \*\*required\*\* \| API \| /m);
     expect(reference).toMatch(/^\| `METRICS_PORT` \| `0` \| dispatcher \| .*Integer, 0 to 65535\. \|$/m);
     expect(reference).toMatch(/^\| `TRUST_PROXY` \| unset \| API \| /m);

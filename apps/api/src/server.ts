@@ -1,5 +1,5 @@
 import { ApiConfigSchema, exitOnStartupError, limitHeapGrowth, listening, loadConfigOrExit, logStream } from '@smsgw/config';
-import { databaseProblem } from '@smsgw/db';
+import { sessionsDatabaseProblem } from '@smsgw/db';
 import { redisProblem } from '@smsgw/queue';
 import { buildApp } from './app.ts';
 
@@ -7,9 +7,11 @@ import { buildApp } from './app.ts';
 // Every start-up error is one line naming the variable and the fix, and exit 1 (never a stack).
 const config = loadConfigOrExit(ApiConfigSchema);
 limitHeapGrowth(config.HEAP_GROWTH_PERCENT);
-// One line and exit 1 for a database that is missing, unreachable or not migrated, or a Redis that
-// does not answer, before listening.
-const problem = (await databaseProblem(config.DATABASE_URL)) ?? (await redisProblem(config.REDIS_URL));
+// One line and exit 1 for a database that is missing, unreachable or not migrated, a pooler where
+// the API needs sessions (DATABASE_DIRECT_URL unset), or a Redis that does not answer, before listening.
+const problem =
+  (await sessionsDatabaseProblem(config, 'the API (its LISTEN for credential changes, the settings of its listings)')) ??
+  (await redisProblem(config.REDIS_URL));
 if (problem) {
   console.error(problem);
   process.exit(1);

@@ -1,5 +1,5 @@
 import type { CliConfig } from '@smsgw/config';
-import { createListingSql, createSql, type Db, type ListingSql, type Sql } from '@smsgw/db';
+import { createSql, listingsInTransactions, type Db, type ListingSql, type Sql } from '@smsgw/db';
 import { createDb } from '@smsgw/db/prisma';
 import { createDispatchQueue, createProducerConnection, createWebhooksQueue, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
 import { CliError } from './errors.ts';
@@ -24,7 +24,6 @@ export interface CliOutput {
 export class CliContext {
   private openDb: Db | undefined;
   private openSql: Sql | undefined;
-  private openListingSql: (ListingSql & { end(): Promise<void> }) | undefined;
   private openQueues: Queues | undefined;
 
   constructor(
@@ -42,17 +41,15 @@ export class CliContext {
     return this.openDb;
   }
 
-  /** The node-postgres pool of the raw statements (a send's device check). */
-  /** The listings' pool (paging.ts in @smsgw/db). */
+  /**
+   * The listings (paging.ts in @smsgw/db), on `sql`, each in a transaction that sets the listings'
+   * settings: the CLI needs DATABASE_URL alone, a transaction pooler's too.
+   */
   get listingSql(): ListingSql {
-    this.openListingSql ??= createListingSql({
-      url: this.config.DATABASE_URL,
-      poolSize: 1,
-      onIdleError: (error) => this.warn('idle Postgres connection failed', error),
-    });
-    return this.openListingSql;
+    return listingsInTransactions(this.sql);
   }
 
+  /** The node-postgres pool of the raw statements (a send's device check). */
   get sql(): Sql {
     this.openSql ??= createSql({ url: this.config.DATABASE_URL, poolSize: 1, onIdleError: (error) => this.warn('idle Postgres connection failed', error) });
     return this.openSql;
@@ -92,6 +89,6 @@ export class CliContext {
       await Promise.all([queues.dispatch.close(), queues.webhooks.close()]).catch(() => undefined);
       queues.redis.disconnect();
     }
-    await Promise.all([this.openDb?.$disconnect(), this.openSql?.end(), this.openListingSql?.end()]);
+    await Promise.all([this.openDb?.$disconnect(), this.openSql?.end()]);
   }
 }

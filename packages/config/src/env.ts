@@ -17,6 +17,20 @@ export const DatabaseEnv = Type.Object({
   }),
 });
 
+/**
+ * Where what needs a session of its own goes when DATABASE_URL is a transaction pooler (PgBouncer):
+ * docs/operations.md, "Postgres behind a transaction pooler".
+ */
+export const DirectDatabaseEnv = Type.Object({
+  DATABASE_DIRECT_URL: Type.Optional(
+    Type.String({
+      pattern: '^postgres(ql)?://',
+      description:
+        "Postgres connection URL straight to Postgres (not through a transaction pooler such as PgBouncer), for what needs a session of its own: migrations, the API's LISTEN for credential changes and its listings' pool. Unset: DATABASE_URL serves those too, and the API refuses to start when DATABASE_URL is a connection pooler.",
+    }),
+  ),
+});
+
 export const RedisEnv = Type.Object({
   REDIS_URL: Type.String({
     default: 'redis://127.0.0.1:6379',
@@ -296,7 +310,7 @@ export function webhookRetryDelays(config: { WEBHOOK_RETRY_DELAYS: string }): nu
 }
 
 export const ApiConfigSchema = Type.Evaluate(
-  Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, MemoryEnv, SendingEnv, DeviceEnv, ApiEnv, DeviceProtocolEnv, WebhookEnv]),
+  Type.Intersect([DatabaseEnv, DirectDatabaseEnv, RedisEnv, LogEnv, MemoryEnv, SendingEnv, DeviceEnv, ApiEnv, DeviceProtocolEnv, WebhookEnv]),
 );
 export type ApiConfig = Static<typeof ApiConfigSchema>;
 
@@ -423,6 +437,10 @@ export const CliConfigSchema = Type.Evaluate(
   Type.Intersect([DatabaseEnv, RedisEnv, LogEnv, SendingEnv, DeviceEnv, Type.Pick(ApiEnv, ['HOST', 'PORT', 'REDIS_COMMAND_TIMEOUT_MS']), DeviceProtocolEnv]),
 );
 export type CliConfig = Static<typeof CliConfigSchema>;
+
+/** The migrator (`./pnpmw db:migrate`, the compose `migrate` service): on DATABASE_DIRECT_URL when set. */
+export const MigrateConfigSchema = Type.Evaluate(Type.Intersect([DatabaseEnv, DirectDatabaseEnv]));
+export type MigrateConfig = Static<typeof MigrateConfigSchema>;
 
 /** Settings that the API and the dispatchers must agree on; each checks the others' at start (packages/queue, process-settings). */
 export const SHARED_SETTINGS = [...Object.keys(SendingEnv.properties), ...Object.keys(DeviceEnv.properties), 'WEBHOOK_ALLOW_PRIVATE'] as const;

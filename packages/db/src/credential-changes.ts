@@ -9,6 +9,7 @@ import pg from 'pg';
 export const CREDENTIALS_CHANNEL = 'smsgw_credentials';
 
 export interface CredentialChangesOptions {
+  /** Postgres itself, never a transaction pooler: its LISTEN would land on a pooled server connection and hear nothing. */
   url: string;
   /** A user's credentials changed. */
   onChange: (userId: string) => void;

@@ -1,5 +1,6 @@
 export * from './api-keys.ts';
 export * from './credential-changes.ts';
+export * from './database-check.ts';
 // Prisma (createDb) is imported from @smsgw/db/prisma, by the CLI and the tests only: the API and
 // the dispatcher never load it.
 export type { CreateDbOptions, Db } from './client.ts';

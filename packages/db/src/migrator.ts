@@ -70,95 +70,88 @@ export function quoteIdent(name: string): string {
 }
 
 /**
- * Why a process cannot start on this database, in one line that names the variable and the fix; or
- * null when the database is there and has every migration.
+ * Applies pending migrations; returns the names applied. Prisma's lock is taken for each
+ * transaction (`pg_advisory_xact_lock`), never for the session: behind a transaction pooler
+ * (PgBouncer) the session is the pooler's server connection, which outlives this client and would
+ * keep a session lock held, and the next migration to get another server connection would wait for
+ * it for ever. Under the lock each step reads again what is applied, so that migrators running at
+ * once (or `prisma migrate deploy`, which takes the same key) apply each migration once, in order.
  */
-export async function databaseProblem(url: string, dir = MIGRATIONS_DIR): Promise<string | null> {
-  const where = (() => {
-    try {
-      const parsed = new URL(url);
-      return `${parsed.hostname}:${parsed.port || 5432}/${parsed.pathname.slice(1)}`;
-    } catch {
-      return 'DATABASE_URL';
-    }
-  })();
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === '3D000') return `Database ${where} does not exist (DATABASE_URL): create and migrate it with ./pnpmw db:migrate.`;
-    if (code === '28P01' || code === '28000') return `Postgres refused the credentials of DATABASE_URL (${where}): check the user and password.`;
-    return `Cannot reach Postgres at ${where} (DATABASE_URL): ${(error as Error).message || code}. Is it running?`;
-  }
-  try {
-    const { rows } = await client.query<{ name: string | null }>(`SELECT to_regclass('"_prisma_migrations"')::text AS name`);
-    const finished = rows[0]?.name
-      ? new Set(
-          (
-            await client.query<{ migration_name: string }>(
-              'SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
-            )
-          ).rows.map((r) => r.migration_name),
-        )
-      : new Set<string>();
-    const pending = (await readMigrations(dir)).filter((m) => !finished.has(m.name));
-    if (pending.length === 0) return null;
-    return `Database ${where} lacks ${pending.length} migration(s), the newest ${pending.at(-1)!.name}: run ./pnpmw db:migrate.`;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-/** Applies pending migrations; returns the names applied. */
 export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<string[]> {
   const migrations = await readMigrations(dir);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK]);
-    await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
-      "id" VARCHAR(36) PRIMARY KEY NOT NULL,
-      "checksum" VARCHAR(64) NOT NULL,
-      "finished_at" TIMESTAMPTZ,
-      "migration_name" VARCHAR(255) NOT NULL,
-      "logs" TEXT,
-      "rolled_back_at" TIMESTAMPTZ,
-      "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
-      "applied_steps_count" INTEGER NOT NULL DEFAULT 0
-    )`);
-    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null }>(
-      'SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL',
-    );
-    const applied = new Map(rows.map((row) => [row.migration_name, row]));
+    const applied = await locked(client, async () => {
+      await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+        "id" VARCHAR(36) PRIMARY KEY NOT NULL,
+        "checksum" VARCHAR(64) NOT NULL,
+        "finished_at" TIMESTAMPTZ,
+        "migration_name" VARCHAR(255) NOT NULL,
+        "logs" TEXT,
+        "rolled_back_at" TIMESTAMPTZ,
+        "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
+        "applied_steps_count" INTEGER NOT NULL DEFAULT 0
+      )`);
+      return appliedMigrations(client);
+    });
     const done: string[] = [];
     for (const migration of migrations) {
-      const previous = applied.get(migration.name);
-      if (previous?.finished_at) {
-        if (previous.checksum !== migration.checksum) {
-          throw new Error(`Migration ${migration.name} was changed after it was applied (checksum differs).`);
+      if (isApplied(migration, applied.get(migration.name))) continue;
+      const ran = await locked(client, async () => {
+        // Another migrator may have applied it since the read above.
+        if (isApplied(migration, (await appliedMigrations(client, migration.name)).get(migration.name))) return false;
+        try {
+          await client.query(migration.sql);
+        } catch (error) {
+          throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
         }
-        continue;
-      }
-      if (previous) throw new Error(`Migration ${migration.name} failed earlier and needs manual repair.`);
-      await client.query('BEGIN');
-      try {
-        await client.query(migration.sql);
         await client.query(
           `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, finished_at, applied_steps_count)
            VALUES ($1, $2, $3, now(), 1)`,
           [randomUUID(), migration.checksum, migration.name],
         );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
-      }
-      done.push(migration.name);
+        return true;
+      });
+      if (ran) done.push(migration.name);
     }
     return done;
   } finally {
     await client.end();
+  }
+}
+
+interface AppliedMigration {
+  checksum: string;
+  finished_at: Date | null;
+}
+
+async function appliedMigrations(client: pg.Client, name?: string): Promise<Map<string, AppliedMigration>> {
+  const { rows } = await client.query<AppliedMigration & { migration_name: string }>(
+    `SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL AND ($1::text IS NULL OR migration_name = $1)`,
+    [name ?? null],
+  );
+  return new Map(rows.map((row) => [row.migration_name, row]));
+}
+
+/** Whether `migration` is applied (false: it is to be applied); throws when its record forbids either. */
+function isApplied(migration: Migration, previous: AppliedMigration | undefined): boolean {
+  if (!previous) return false;
+  if (!previous.finished_at) throw new Error(`Migration ${migration.name} failed earlier and needs manual repair.`);
+  if (previous.checksum !== migration.checksum) throw new Error(`Migration ${migration.name} was changed after it was applied (checksum differs).`);
+  return true;
+}
+
+/** `work` in a transaction of its own that holds Prisma's lock until it ends. */
+async function locked<T>(client: pg.Client, work: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [PRISMA_ADVISORY_LOCK]);
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
   }
 }

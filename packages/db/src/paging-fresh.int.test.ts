@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from './client.ts';
-import { createListingSql, type ListingSql } from './sql.ts';
+import { createListingSql, createSql, type ListingSql } from './sql.ts';
 import { listMessages, type MessageFilter } from './messages.ts';
-import { TOTAL_CAP } from './paging.ts';
+import { TOTAL_CAP, listingsInTransactions } from './paging.ts';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.ts';
 
 /**
@@ -59,11 +59,21 @@ async function settledEntriesRead(): Promise<number> {
   }
 }
 
-async function entriesReadBy(filter: Omit<MessageFilter, 'userId' | 'limit'>): Promise<{ read: number; total: number; rows: number }> {
+/** The listings' own pool (the API's), or a plain one with the settings per transaction (the CLI's). */
+function listingOn(how: 'session' | 'transactions'): ListingSql & { end(): Promise<void> } {
+  if (how === 'session') return createListingSql({ url: database.url, poolSize: 1 });
+  const pool = createSql({ url: database.url, poolSize: 1 });
+  return Object.assign(listingsInTransactions(pool), { end: () => pool.end() });
+}
+
+async function entriesReadBy(
+  filter: Omit<MessageFilter, 'userId' | 'limit'>,
+  how: 'session' | 'transactions' = 'session',
+): Promise<{ read: number; total: number; rows: number }> {
   const before = await settledEntriesRead();
   // A connection of its own, closed after the listing: a backend that exits sends its statistics
   // at once, where an idle one may hold them for up to 10 s (a late report of an earlier listing).
-  const own = createListingSql({ url: database.url, poolSize: 1 });
+  const own = listingOn(how);
   const page = await listMessages(own, { userId, limit: 20, ...filter }).finally(() => own.end());
   return { read: (await settledEntriesRead()) - before, total: page.total, rows: page.rows.length };
 }
@@ -79,6 +89,12 @@ describe('listing before the table was ever analysed', () => {
     const { read, total, rows } = await entriesReadBy({ states: ['pending', 'assigned'] });
     expect({ total, rows }).toEqual({ total: TOTAL_CAP, rows: 20 });
     expect(read).toBeLessThanOrEqual(TOTAL_CAP + 1 + 21 + 2);
+  });
+
+  it('reads as little with no filter when the settings are set per transaction, as the CLI lists (on a transaction pooler too)', async () => {
+    const { read, total, rows } = await entriesReadBy({}, 'transactions');
+    expect({ total, rows }).toEqual({ total: TOTAL_CAP, rows: 20 });
+    expect(read).toBeLessThanOrEqual(TOTAL_CAP + 1 + 21);
   });
 
   it('reads the batch only for batch_id, and still only the caller’s batch', async () => {

@@ -1,5 +1,7 @@
+import type pg from 'pg';
 import type { ListPosition } from '@smsgw/core';
-import { type ListingSql, Params } from './sql.ts';
+import { LISTING_SETTINGS, type ListingSql, Params } from './sql.ts';
+import { inTransaction } from './store-send.ts';
 
 /**
  * Listing that costs the same whatever the history (issue 15): newest first by (created_at, id),
@@ -85,4 +87,21 @@ export async function pageOf<T extends { createdAt: Date; id: string }>(
     totalExact: n <= TOTAL_CAP,
     nextCursor: more && last ? { createdAt: last.createdAt, id: last.id } : null,
   };
+}
+
+/**
+ * The listings on any pool, a transaction pooler's too (the CLI's, on DATABASE_URL alone): each
+ * statement in a transaction of its own that first sets LISTING_SETTINGS locally. Four round trips
+ * where the listings' own pool (createListingSql) takes one; a command lists one page.
+ */
+export function listingsInTransactions(sql: Pick<pg.Pool, 'connect'>): ListingSql {
+  const settings = Object.entries(LISTING_SETTINGS)
+    .map(([name, value]) => `set_config('${name}', '${value}', true)`)
+    .join(', ');
+  const query = (text: string, values?: unknown[]) =>
+    inTransaction(sql, async (client) => {
+      await client.query(`SELECT ${settings}`);
+      return client.query(text, values);
+    });
+  return { query } as unknown as ListingSql;
 }

@@ -9,7 +9,7 @@ export * from './retention.ts';
 export * from './availability.ts';
 export * from './offers.ts';
 export * from './inbound.ts';
-export { databaseProblem } from './migrator.ts';
+export { databaseProblem } from './database-check.ts';
 export * from './status-events.ts';
 export * from './announce-transitions.ts';
 export * from './cancel.ts';

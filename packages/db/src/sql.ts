@@ -36,12 +36,21 @@ declare const indexOrdered: unique symbol;
  * A pool whose connections plan every statement without bitmap or sequential scans (session
  * settings sent when each connection opens), for the listings of paging.ts: one round trip a
  * page, where `SET LOCAL` in a transaction of its own took four. Only those listings use it;
- * every other statement keeps the planner's full choice on the main pool.
+ * every other statement keeps the planner's full choice on the main pool. Its `url` must hold
+ * sessions: a transaction pooler (PgBouncer) refuses the settings (`unsupported startup parameter`),
+ * and the API opens it on DATABASE_DIRECT_URL when set. `listingsInTransactions` (paging.ts) sets
+ * the same per transaction, on any pool.
  */
-export type ListingSql = SqlPool & { readonly [indexOrdered]: true };
+export type ListingSql = Pick<pg.Pool, 'query'> & { readonly [indexOrdered]: true };
+
+/** What the listings' statements are planned with. */
+export const LISTING_SETTINGS = { enable_bitmapscan: 'off', enable_seqscan: 'off' } as const;
 
 export function createListingSql({ url, poolSize = 5, onIdleError }: CreateSqlOptions): ListingSql & Pick<pg.Pool, 'end'> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c enable_bitmapscan=off -c enable_seqscan=off' });
+  const options = Object.entries(LISTING_SETTINGS)
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, options });
   pool.on('error', (error) => onIdleError?.(error));
   return pool as unknown as ListingSql & Pick<pg.Pool, 'end'>;
 }

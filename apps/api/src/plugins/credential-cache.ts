@@ -99,7 +99,8 @@ export const credentialCache = fp(
   async (app: FastifyInstance) => {
     const cache = new CredentialCache();
     const changes = await listenForCredentialChanges({
-      url: app.config.DATABASE_URL,
+      // A LISTEN needs a session: through a transaction pooler its announcements would go unheard.
+      url: app.config.DATABASE_DIRECT_URL ?? app.config.DATABASE_URL,
       onChange: (userId) => cache.forgetUser(userId),
       onLive: () => cache.setLive(true),
       onLost: (error) => {

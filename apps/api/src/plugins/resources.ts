@@ -46,7 +46,11 @@ export const resources = fp(
     const { config } = options;
     const incidents = new BurstLog(app.log);
     const sql = createSql({ url: config.DATABASE_URL, onIdleError: (error) => incidents.report('idle Postgres connection failed', error) });
-    const listingSql = createListingSql({ url: config.DATABASE_URL, onIdleError: (error) => incidents.report('idle Postgres connection failed', error) });
+    // Its settings are its sessions' (sql.ts), which a transaction pooler would not keep.
+    const listingSql = createListingSql({
+      url: config.DATABASE_DIRECT_URL ?? config.DATABASE_URL,
+      onIdleError: (error) => incidents.report('idle Postgres connection failed', error),
+    });
     // Bounded, so that a stalled Redis holds no request for longer than REDIS_COMMAND_TIMEOUT_MS.
     const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS });
     redis.on('error', (error: Error) => incidents.report('Redis connection failed', error));
