@@ -44,14 +44,24 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   );
 }
 
-/** Creates the database of `url` when it does not exist yet. */
+/**
+ * Creates the database of `url` when it does not exist yet, through the `postgres` database of the
+ * same server. A server that serves no `postgres` (a pooler that lists only smsgw's database) is
+ * fine while the database exists. (Reaching the database first would not do: behind PgBouncer a
+ * failed login to it holds the next one back for server_login_retry, 15 s.)
+ */
 export async function ensureDatabase(url: string): Promise<boolean> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.slice(1));
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    if (await reachable(url)) return false;
+    throw error;
+  }
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount) return false;
@@ -62,6 +72,19 @@ export async function ensureDatabase(url: string): Promise<boolean> {
     throw error;
   } finally {
     await client.end();
+  }
+}
+
+async function reachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 
