@@ -32,6 +32,8 @@ export interface CredentialChangesOptions {
  * or the cache is emptied, within PROBE_MS + PROBE_TIMEOUT_MS whatever happens to the connection.
  */
 export const PROBE_MS = 5000;
+/** The listening connection's `application_name`, unless the URL names one. */
+export const LISTENER_NAME = 'smsgw-credential-changes';
 export const PROBE_TIMEOUT_MS = 2000;
 
 export interface CredentialChanges {
@@ -65,7 +67,8 @@ export async function listenForCredentialChanges(options: CredentialChangesOptio
   };
 
   async function connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: url });
+    // Named, so that an operator (or a test) can tell it in pg_stat_activity; a name in the URL wins.
+    const client = new pg.Client({ connectionString: url, application_name: LISTENER_NAME, keepAlive: true });
     client.on('notification', ({ channel, payload }) => {
       if (channel === CREDENTIALS_CHANNEL && payload) onChange(payload);
     });

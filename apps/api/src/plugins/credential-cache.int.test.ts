@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deleteDevice, rotateDeviceToken, setUserDisabled, setUserQuota } from '@smsgw/db';
+import { deleteDevice, LISTENER_NAME, rotateDeviceToken, setUserDisabled, setUserQuota } from '@smsgw/db';
 import { buildApp } from '../app.ts';
 import { call, createTestUser, startTestApi, type TestApi } from '../testing/test-api.ts';
 import { phoneOwner, phoneRequest, signedHeaders } from '../testing/test-phone.ts';
@@ -101,7 +101,7 @@ describe('credentials cached in each API process', () => {
     expect((await list(other, headers)).statusCode).toBe(200);
 
     // The listening connections of this database end (a Postgres restart, a network cut).
-    await api.sql.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN smsgw_credentials'`);
+    await api.sql.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [LISTENER_NAME]);
     await vi.waitFor(() => expect([api.app.credentialCache.live, other.credentialCache.live]).toEqual([false, false]));
     await setUserDisabled(api.db, { userId: user.id, disabled: true });
     // Refused at once: nothing is served from the cache while a change could go unheard.
