@@ -90,10 +90,11 @@ const postgres = await measure('Postgres: insert, assign, claim, sent, delivered
 });
 
 const prefix = `smsgw-floor-${randomBytes(4).toString('hex')}`;
-const redis = createProducerConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const redisSettings = { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_SENTINEL_NAME: 'mymaster', QUEUE_PREFIX: prefix };
+const redis = createProducerConnection(redisSettings);
 const queue = createDispatchQueue(redis, prefix);
 let worker: Worker | undefined;
-const workerConnection = createWorkerConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const workerConnection = createWorkerConnection(redisSettings);
 const bullmq = await measure('BullMQ: one job per message, added in bulk, consumed by a no-op worker', async () => {
   for (const chunk of chunks(ids, PER_SEND)) await enqueueDispatch(queue, chunk);
   let done = 0;

@@ -81,6 +81,24 @@ describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) =
     }
   });
 
+  it.each([
+    ['REDIS_CLUSTER_NODES', /^Cannot reach the Redis Cluster at 127\.0\.0\.1:\d+ \(REDIS_CLUSTER_NODES\): .*Is it running\?$/],
+    [
+      'REDIS_SENTINELS',
+      /^Cannot reach the Redis primary "mymaster" \(REDIS_SENTINEL_NAME\) through the Sentinels at 127\.0\.0\.1:\d+ \(REDIS_SENTINELS\): .*Is it running\?$/,
+    ],
+  ])('names %s when nothing answers there', async (variable, line) => {
+    const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
+    try {
+      const result = await run(kind, database.url, { [variable]: `127.0.0.1:${await freePort()}` });
+      expect(result.code).toBe(1);
+      expect(result.lines).toEqual([expect.stringMatching(line)]);
+      expect(result.ms).toBeLessThan(10_000);
+    } finally {
+      await database.drop();
+    }
+  });
+
   it('names a Postgres that does not answer', async () => {
     const result = await run(kind, databaseUrl('smsgw', String(await freePort())));
     expect(result.code).toBe(1);
@@ -107,8 +125,20 @@ describe.concurrent('start-up errors of the environment and the listen address',
     ['api', { JWT_SECRET: '' }, /^JWT_SECRET is not set: set it to text of at least 32 characters\. /],
     ['dispatcher', { METRICS_PORT: 'abc' }, /^Invalid METRICS_PORT: set it to a whole number from 0 to 65535, or unset it for the default \(0\)\. /],
     ['dispatcher', { HEAP_GROWTH_PERCENT: 'lots' }, /^Invalid HEAP_GROWTH_PERCENT: set it to a whole number from 0 to 300/],
+    ['dispatcher', { REDIS_CLUSTER_NODES: 'redis://10.0.0.1:7000' }, /^Invalid REDIS_CLUSTER_NODES: set it to text matching .* A Redis Cluster instead/],
   ] as const)('%s with %j says so in one line', async (kind, env, line) => {
     expect(await oneLine(kind, env)).toMatch(line);
+  });
+
+  it('a Redis Cluster and Sentinels at once are refused in one line that names both', async () => {
+    const database = await createTestDatabase(inject('databaseUrl'), inject('templateDatabase'));
+    try {
+      expect(await oneLine('api', { REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_SENTINELS: '127.0.0.1:26379' }, database.url)).toBe(
+        'REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: set the one that describes your Redis, and unset the other.',
+      );
+    } finally {
+      await database.drop();
+    }
   });
 
   it('an API whose HOST does not resolve, or is not an address of this machine, names HOST and the fix', async () => {

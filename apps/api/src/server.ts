@@ -10,8 +10,7 @@ limitHeapGrowth(config.HEAP_GROWTH_PERCENT);
 // One line and exit 1 for a database that is missing, unreachable or not migrated, a pooler where
 // the API needs sessions (DATABASE_DIRECT_URL unset), or a Redis that does not answer, before listening.
 const problem =
-  (await sessionsDatabaseProblem(config, 'the API (its LISTEN for credential changes, the settings of its listings)')) ??
-  (await redisProblem(config.REDIS_URL));
+  (await sessionsDatabaseProblem(config, 'the API (its LISTEN for credential changes, the settings of its listings)')) ?? (await redisProblem(config));
 if (problem) {
   console.error(problem);
   process.exit(1);

@@ -1,11 +1,20 @@
 import type { CliConfig } from '@smsgw/config';
 import { createSql, listingsInTransactions, type Db, type ListingSql, type Sql } from '@smsgw/db';
 import { createDb } from '@smsgw/db/prisma';
-import { createDispatchQueue, createProducerConnection, createWebhooksQueue, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
+import {
+  createDispatchQueue,
+  createProducerConnection,
+  createWebhooksQueue,
+  redisTopology,
+  withKeyPrefix,
+  type DispatchQueue,
+  type RedisClient,
+  type WebhooksQueue,
+} from '@smsgw/queue';
 import { CliError } from './errors.ts';
 
 export interface Queues {
-  redis: ReturnType<typeof createProducerConnection>;
+  redis: RedisClient;
   dispatch: DispatchQueue;
   webhooks: WebhooksQueue;
 }
@@ -26,10 +35,15 @@ export class CliContext {
   private openSql: Sql | undefined;
   private openQueues: Queues | undefined;
 
+  /** The environment's configuration; on a Redis Cluster QUEUE_PREFIX is a hash tag (`withKeyPrefix` of @smsgw/queue). */
+  readonly config: CliConfig;
+
   constructor(
-    readonly config: CliConfig,
+    config: CliConfig,
     private readonly output: CliOutput,
-  ) {}
+  ) {
+    this.config = withKeyPrefix(config);
+  }
 
   /** A warning on stderr, one JSON line (stdout carries only the command's result). */
   warn(warning: string, error: unknown, context: object = {}): void {
@@ -58,13 +72,19 @@ export class CliContext {
   /** The queues, once Redis answers: a command that enqueues fails before it stores anything when Redis is away. */
   async queues(): Promise<Queues> {
     if (this.openQueues) return this.openQueues;
-    const { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, QUEUE_PREFIX } = this.config;
+    const { REDIS_COMMAND_TIMEOUT_MS, QUEUE_PREFIX } = this.config;
+    let variable: string;
+    try {
+      variable = redisTopology(this.config).variable;
+    } catch (error) {
+      throw new CliError('unavailable', 'redis_unavailable', (error as Error).message);
+    }
     // One attempt, bounded: an operator waits for an answer, not for a reconnect loop.
-    const redis = createProducerConnection(REDIS_URL, {
+    const redis = createProducerConnection(this.config, {
       lazyConnect: true,
       commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
       connectTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      retryStrategy: () => null,
+      reconnect: false,
     });
     let failure: Error | undefined;
     redis.on('error', (error: Error) => (failure ??= error));
@@ -73,7 +93,7 @@ export class CliContext {
     } catch (error) {
       redis.disconnect();
       const reason = (failure ?? (error as Error)).message;
-      throw new CliError('unavailable', 'redis_unavailable', `Cannot reach Redis (REDIS_URL): ${reason}. Is it running?`);
+      throw new CliError('unavailable', 'redis_unavailable', `Cannot reach Redis (${variable}): ${reason}. Is it running?`);
     }
     const dispatch = createDispatchQueue(redis, QUEUE_PREFIX);
     const webhooks = createWebhooksQueue(redis, QUEUE_PREFIX);

@@ -3,7 +3,15 @@ import type { Logger } from 'pino';
 import { listening, sharedSettings, type DispatcherConfig } from '@smsgw/config';
 import { BurstLog, type Resolver } from '@smsgw/core';
 import { createSql } from '@smsgw/db/sql';
-import { QUEUES, createDispatchQueue, createProducerConnection, createWebhooksQueue, describeDisagreement, registerProcessSettings } from '@smsgw/queue';
+import {
+  QUEUES,
+  createDispatchQueue,
+  createProducerConnection,
+  createWebhooksQueue,
+  describeDisagreement,
+  registerProcessSettings,
+  withKeyPrefix,
+} from '@smsgw/queue';
 import { deviceReportsHandlers } from './handlers/device-reports.ts';
 import { dispatchHandler } from './handlers/dispatch.ts';
 import type { Handlers } from './handlers/job-handler.ts';
@@ -30,7 +38,9 @@ export interface DispatcherOptions {
  * This function only wires: each job's handler is in handlers/, the worker error policy in
  * workers.ts, and shutdown in shutdown.ts.
  */
-export async function startDispatcher(config: DispatcherConfig, log: Logger, options: DispatcherOptions = {}): Promise<Dispatcher> {
+export async function startDispatcher(environment: DispatcherConfig, log: Logger, options: DispatcherOptions = {}): Promise<Dispatcher> {
+  // On a Redis Cluster QUEUE_PREFIX becomes a hash tag, so that every key is in one slot.
+  const config = withKeyPrefix(environment);
   const prefix = config.QUEUE_PREFIX;
   // Postgres or Redis away, locks lost after a stall: expected, so logged once per burst with a count.
   const incidents = new BurstLog(log);
@@ -38,7 +48,7 @@ export async function startDispatcher(config: DispatcherConfig, log: Logger, opt
   const sql = createSql({ url: config.DATABASE_URL, poolSize: 10, onIdleError });
   // Webhook deliveries have connections of their own: a burst of them never makes messages wait for one.
   const webhookSql = createSql({ url: config.DATABASE_URL, poolSize: 4, onIdleError });
-  const redis = createProducerConnection(config.REDIS_URL, { lazyConnect: true });
+  const redis = createProducerConnection(config, { lazyConnect: true });
   redis.on('error', (error: Error) => incidents.report('Redis connection failed', error));
   await redis.connect();
   const dispatchQueue = createDispatchQueue(redis, prefix);

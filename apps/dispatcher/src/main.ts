@@ -9,7 +9,7 @@ import { startDispatcher } from './dispatcher.ts';
 const config = loadConfigOrExit(DispatcherConfigSchema);
 limitHeapGrowth(config.HEAP_GROWTH_PERCENT);
 // One line and exit 1 for a database that is missing, unreachable or not migrated, or a Redis that does not answer.
-const problem = (await databaseProblem(config.DATABASE_URL)) ?? (await redisProblem(config.REDIS_URL));
+const problem = (await databaseProblem(config.DATABASE_URL)) ?? (await redisProblem(config));
 if (problem) {
   console.error(problem);
   process.exit(1);

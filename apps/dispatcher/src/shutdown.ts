@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@smsgw/queue';
 import type { Logger } from 'pino';
 import type { BurstLog } from '@smsgw/core';
 import type { Sql } from '@smsgw/db/sql';
@@ -19,8 +19,8 @@ export interface Running {
   workers: Worker[];
   queues: Queue[];
   server: Server | undefined;
-  redis: Redis;
-  workerConnections: Redis[];
+  redis: RedisClient;
+  workerConnections: RedisClient[];
   sqls: Sql[];
   incidents: BurstLog;
   log: Logger;

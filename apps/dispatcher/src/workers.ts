@@ -1,8 +1,7 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { DispatcherConfig } from '@smsgw/config';
 import { isUnavailable, type BurstLog } from '@smsgw/core';
-import { JOBS, QUEUES, createWorkerConnection, parsePayload, type JobName, type QueueName } from '@smsgw/queue';
+import { JOBS, QUEUES, createWorkerConnection, parsePayload, type JobName, type QueueName, type RedisClient } from '@smsgw/queue';
 import type { Handler, Handlers } from './handlers/job-handler.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 
@@ -20,7 +19,7 @@ export interface WorkersDeps {
 export interface Workers {
   workers: Worker[];
   /** Each queue's worker has a blocking connection of its own. */
-  connections: Redis[];
+  connections: RedisClient[];
 }
 
 /**
@@ -72,11 +71,11 @@ export function startWorkers(handlers: Handlers, deps: WorkersDeps): Workers {
   };
   const connections = Object.fromEntries(
     Object.values(QUEUES).map((queue) => {
-      const connection = createWorkerConnection(config.REDIS_URL);
+      const connection = createWorkerConnection(config);
       connection.on('error', (error: Error) => incidents.report('Redis connection failed', error));
       return [queue, connection];
     }),
-  ) as Record<QueueName, ReturnType<typeof createWorkerConnection>>;
+  ) as Record<QueueName, RedisClient>;
   const workers = Object.values(QUEUES).map((queue) => {
     const worker = new Worker(queue, (job, token) => runJob(handlers, deps, queue, job, token), {
       ...workerOptions,

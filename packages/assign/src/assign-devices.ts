@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { DispatcherConfig } from '@smsgw/config';
 import { availabilityWindows, type Decision, type WarnLogger } from '@smsgw/core';
 import {
@@ -11,7 +10,7 @@ import {
   type Sql,
   type Transitioned,
 } from '@smsgw/db/sql';
-import { DeviceBudgets, DevicePacing, publishWakeups } from '@smsgw/queue';
+import { DeviceBudgets, DevicePacing, publishWakeups, type RedisClient } from '@smsgw/queue';
 import { planAndReserve, release } from './reserve-routing.ts';
 
 /** `{ waitMs }`: every device that may take the message is at its rate limit, or it is not due yet; try again then. */
@@ -20,7 +19,7 @@ export type AssignOutcome = 'assigned' | 'not_pending' | 'no_device' | 'failed' 
 /** What an assignment needs of its process (the dispatcher's dispatch job, or the API's send). */
 export interface AssignDeps {
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   /** Announcing the commit: the process's own (webhook deliveries, live status). */
   announce: AnnounceDeps;
   config: Pick<

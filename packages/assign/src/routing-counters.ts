@@ -1,11 +1,10 @@
-import type { Redis } from 'ioredis';
 import { hasBudget, paceWindows, scopeKey, type BudgetScope, type RoutingCounters, type ScopeCounts } from '@smsgw/core';
 import { budgetSeed, type RoutingRecord, type Sql } from '@smsgw/db/sql';
-import { roundRobinKey, type DeviceBudgets, type DevicePacing } from '@smsgw/queue';
+import { roundRobinKey, type DeviceBudgets, type DevicePacing, type RedisClient } from '@smsgw/queue';
 
 export interface CounterDeps {
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   config: { QUEUE_PREFIX: string };
   pacing: DevicePacing;
   budgets: DeviceBudgets;

@@ -31,16 +31,42 @@ export const DirectDatabaseEnv = Type.Object({
   ),
 });
 
+// host:port, comma-separated; an IPv6 address in brackets ([::1]:6379).
+const HOST_PORTS = '^(\\[[0-9A-Fa-f:.]+\\]|[^,:\\s\\[\\]]+):\\d{1,5}(,(\\[[0-9A-Fa-f:.]+\\]|[^,:\\s\\[\\]]+):\\d{1,5})*$';
+
+/**
+ * Where Redis is: one server (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES) or a primary found
+ * through Sentinel (REDIS_SENTINELS); docs/operations.md, "Redis Cluster and Sentinel".
+ */
 export const RedisEnv = Type.Object({
   REDIS_URL: Type.String({
     default: 'redis://127.0.0.1:6379',
     pattern: '^rediss?://',
-    description: 'Redis connection URL.',
+    description: 'Redis connection URL, of a single Redis server. Ignored when REDIS_CLUSTER_NODES or REDIS_SENTINELS is set.',
+  }),
+  REDIS_CLUSTER_NODES: Type.Optional(
+    Type.String({
+      pattern: HOST_PORTS,
+      description:
+        'A Redis Cluster instead: some of its nodes as host:port, comma-separated (the others are discovered). Every key then carries the hash tag of QUEUE_PREFIX ({smsgw}), so all of them are in one slot: the cluster gives failover, not sharding.',
+    }),
+  ),
+  REDIS_SENTINELS: Type.Optional(
+    Type.String({
+      pattern: HOST_PORTS,
+      description: 'Redis behind Sentinel instead: the Sentinels as host:port, comma-separated; the primary is the one they name REDIS_SENTINEL_NAME.',
+    }),
+  ),
+  REDIS_SENTINEL_NAME: Type.String({
+    default: 'mymaster',
+    pattern: '^[A-Za-z0-9_.:-]+$',
+    description: 'With REDIS_SENTINELS: the name under which the Sentinels monitor the primary (`sentinel monitor <name> …`).',
   }),
   QUEUE_PREFIX: Type.String({
     default: 'smsgw',
-    pattern: '^[A-Za-z0-9_.:-]+$',
-    description: 'Prefix of every BullMQ key in Redis; processes sharing one queue use the same prefix.',
+    pattern: '^[A-Za-z0-9_.:{}-]+$',
+    description:
+      "Prefix of every key and channel of smsgw in Redis (BullMQ's included); processes sharing one queue use the same prefix. On a Redis Cluster it is used as a hash tag, {smsgw}, unless it has one already.",
   }),
 });
 
@@ -166,6 +192,14 @@ export const ApiEnv = Type.Object({
     description:
       'A send due now (no send_at) of at least this many messages is assigned to devices by the API in the request, as the dispatcher would, when a device is free; what must wait goes to the dispatcher. The default leaves a one-message send to the dispatcher (its request stays cheap); 0: the dispatcher assigns every message.',
   }),
+  REDIS_WAIT_REPLICAS: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 10,
+      description:
+        "Replicas that must have a device's reports (Redis WAIT) before its request is answered, so that a failover of the primary loses none. Default: 1 with REDIS_CLUSTER_NODES or REDIS_SENTINELS, 0 with REDIS_URL. When fewer acknowledge within half of REDIS_COMMAND_TIMEOUT_MS (at most 1 s), as after a failover until the former primary is back as a replica, the reports are answered anyway and it is logged; the wait is then skipped for 10 s at a time.",
+    }),
+  ),
   RATE_LIMIT_TIMEOUT_MS: Integer({
     default: 250,
     maximum: 5000,

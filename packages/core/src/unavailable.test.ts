@@ -22,6 +22,19 @@ describe('isUnavailable', () => {
     ['a pooled pg client whose connection broke', new Error('Client has encountered a connection error and is not queryable')],
     ['a Redis command that timed out (REDIS_COMMAND_TIMEOUT_MS)', new Error('Command timed out')],
     ['ioredis refusing commands while disconnected', new Error("Stream isn't writeable and enableOfflineQueue options is false")],
+    [
+      'ioredis losing the connection with a command on it',
+      new Error('Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.'),
+    ],
+    ['a cluster slot without a primary', new Error('CLUSTERDOWN The cluster is down')],
+    ['ioredis giving up while the slots move', new Error('Too many Cluster redirections. Last error: Error: Connection is closed.')],
+    ['ioredis giving up on CLUSTERDOWN', new Error('Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down')],
+    ["ioredis's Cluster reconnecting", new Error("Cluster isn't ready and enableOfflineQueue options is false")],
+    ['a slot migrating (TRYAGAIN)', new Error('TRYAGAIN Multiple keys request during rehashing of slot')],
+    ['ioredis finding no node', new Error('Failed to refresh slots cache.')],
+    ['a demoted primary refusing writes', new Error("READONLY You can't write against a read only replica.")],
+    ['a replica still loading', new Error('LOADING Redis is loading the dataset in memory')],
+    ['the Sentinels away', new Error('All sentinels are unreachable. Retrying from scratch after 10ms.')],
   ])('is true for %s', (_, error) => {
     expect(isUnavailable(error)).toBe(true);
   });
@@ -30,6 +43,7 @@ describe('isUnavailable', () => {
     ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
     ['Prisma quoting a unique violation', Object.assign(new Error('Raw query failed. Code: `23505`. Message: `duplicate key`'), { code: 'P2010' })],
     ['a plain error', new Error('boom')],
+    ['keys of a script in several slots (a bug, not an outage)', new Error("CROSSSLOT Keys in request don't hash to the same slot")],
     ['a string', 'ECONNREFUSED'],
     ['null', null],
   ])('is false for %s', (_, error) => {

@@ -30,7 +30,24 @@ const UNAVAILABLE_MESSAGES = [
   // node-postgres, of a pooled client whose connection broke (or closed) while it was checked out
   'has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',
+  // ioredis, of a connection lost with a command on it (maxRetriesPerRequest) or closed while connecting
+  'Reached the max retries per request limit',
+  'Command aborted due to connection close',
+  'Connection is aborted',
+  'Socket timeout',
+  // ioredis's Cluster while a failover moves the slots: redirections, (re)discovering the nodes
+  'Too many Cluster redirections',
+  "Cluster isn't ready",
+  'Failed to refresh slots cache',
+  'None of startup nodes is available',
+  'Cluster is disconnected',
+  'Node is disconnected',
+  'All sentinels are unreachable',
 ];
+// Redis's answers in a failover (docs/operations.md, "Redis Cluster and Sentinel"): a slot without a
+// primary, a slot moving, a replica not yet promoted or still loading, a demoted primary refusing
+// writes, too few replicas (min-replicas-to-write). The code starts the message.
+const REDIS_UNAVAILABLE = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|READONLY|NOREPLICAS) /;
 // Prisma reports a Postgres error of a query as its own code (P2010, …) with Postgres's code in
 // `meta.code` or only in the message ("Code: `57P03`").
 const PRISMA_QUOTED_CODE = /Code: `(\w{5})`/;
@@ -49,6 +66,6 @@ export function isUnavailable(error: unknown, depth = 0): boolean {
   for (const value of [code, originalCode, meta?.code, quoted]) {
     if (typeof value === 'string' && (UNAVAILABLE_CODES.has(value) || /^08\d{3}$/.test(value))) return true;
   }
-  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((text) => message.includes(text))) return true;
+  if (typeof message === 'string' && (UNAVAILABLE_MESSAGES.some((text) => message.includes(text)) || REDIS_UNAVAILABLE.test(message))) return true;
   return isUnavailable(cause, depth + 1);
 }

@@ -1,53 +1,165 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { redisTopology, type RedisClient, type RedisSettings, type RedisTopology } from './topology.ts';
 
 /**
- * Redis connections. Producers fail fast when Redis is away (the message rows are the outbox, so
- * nothing is lost); workers retry forever, as BullMQ requires.
+ * Redis connections, on whichever topology the settings describe (topology.ts). Producers fail fast
+ * when Redis is away (the message rows are the outbox, so nothing is lost); workers retry forever,
+ * as BullMQ requires.
  */
-export function createProducerConnection(url: string, options: RedisOptions = {}): Redis {
-  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, ...options });
+export interface ConnectionOptions {
+  lazyConnect?: boolean;
+  /** Milliseconds a command may take; undefined: no limit. */
+  commandTimeout?: number | undefined;
+  connectTimeout?: number;
+  enableOfflineQueue?: boolean;
+  maxRetriesPerRequest?: number | null;
+  /** false: one attempt to connect and none again once lost (the CLI, the start-up check). */
+  reconnect?: boolean;
 }
 
-export function createWorkerConnection(url: string, options: RedisOptions = {}): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, ...options });
+export function createProducerConnection(settings: RedisSettings, options: ConnectionOptions = {}): RedisClient {
+  return connect(redisTopology(settings), { enableOfflineQueue: false, maxRetriesPerRequest: 1, ...options });
+}
+
+export function createWorkerConnection(settings: RedisSettings, options: ConnectionOptions = {}): RedisClient {
+  return connect(redisTopology(settings), { maxRetriesPerRequest: null, ...options });
+}
+
+const never = () => null;
+
+// A primary that Sentinel demoted (the old one, back) answers writes READONLY: ask the Sentinels again.
+const reconnectOnReadonly = (error: Error) => error.message.startsWith('READONLY');
+
+function connect(topology: RedisTopology, options: ConnectionOptions): RedisClient {
+  const { reconnect, ...rest } = options;
+  const own: RedisOptions = withoutUndefined({ ...rest, ...(reconnect === false && { retryStrategy: never }) });
+  switch (topology.kind) {
+    case 'server':
+      return new Redis(topology.url, own);
+    case 'sentinel':
+      return new Redis({
+        ...own,
+        sentinels: topology.sentinels,
+        name: topology.name,
+        reconnectOnError: reconnectOnReadonly,
+        ...(reconnect === false && { sentinelRetryStrategy: never }),
+      });
+    case 'cluster':
+      return new Cluster(topology.nodes, clusterOptions(CLUSTER_DEFAULTS, options));
+  }
+}
+
+/**
+ * No ready check (CLUSTER INFO saying `cluster_state:ok`): when it fails, as it does while a
+ * failover is under way, ioredis's Cluster reconnects, and the promise of the `connect()` that
+ * started it never settles. BullMQ awaits that promise when it reconnects a worker's blocking
+ * connection that stopped answering, and the worker then never takes a job again. Without the check
+ * the cluster is ready once it knows the slots, and a command that meets CLUSTERDOWN is retried.
+ */
+const CLUSTER_DEFAULTS: ClusterOptions = { enableReadyCheck: false };
+
+/** ioredis's Cluster takes some options for itself and the rest for each node's connection. */
+function clusterOptions(base: ClusterOptions, options: ConnectionOptions): ClusterOptions {
+  const { lazyConnect, enableOfflineQueue, reconnect, ...node } = options;
+  return withoutUndefined({
+    ...base,
+    lazyConnect,
+    enableOfflineQueue,
+    ...(reconnect === false && { clusterRetryStrategy: never }),
+    // Each node's own options: a key present as undefined (no command timeout) clears the base's.
+    redisOptions: { ...base.redisOptions, ...node },
+  });
+}
+
+function withoutUndefined<T extends object>(options: T): T {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as T;
+}
+
+/** Another connection like `client`, to the same Redis, with `options` over its own. */
+export function duplicateConnection(client: RedisClient, options: ConnectionOptions = {}): RedisClient {
+  if (client instanceof Cluster) return client.duplicate([], clusterOptions(client.options, options));
+  const { reconnect, ...rest } = options;
+  return client.duplicate({ ...rest, ...(reconnect === false && { retryStrategy: never }) });
+}
+
+/**
+ * A connection of its own for SUBSCRIBE (a subscribed connection can do nothing else): it waits for
+ * Redis rather than failing, with no command timeout, and subscribes again to its channels when it
+ * reconnects. On a cluster it listens on one node, picked again when that node goes; PUBLISH
+ * reaches every node of a cluster, so any node will do.
+ */
+export function createSubscriberConnection(client: RedisClient): RedisClient {
+  return duplicateConnection(client, { enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
+}
+
+/** The servers that hold keys: each primary of a cluster, or the one server. */
+function primaries(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+/** Every server a client may be subscribed on: each node of a cluster (replicas too), or the one server. */
+export function subscribableNodes(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('all') : [client];
 }
 
 /** Removes every key under a prefix (queues, job schedulers, cursors): for tests and benchmarks. */
-export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== '0');
+export async function deletePrefix(client: RedisClient, prefix: string): Promise<void> {
+  for (const redis of primaries(client)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}:*`, 'COUNT', 1000);
+      cursor = next;
+      // One command per key: on a cluster the keys of one node may be in several slots.
+      if (keys.length > 0) await (client instanceof Cluster ? Promise.all(keys.map((key) => client.unlink(key))) : redis.unlink(...keys));
+    } while (cursor !== '0');
+  }
 }
 
-/** Why a process cannot start on this Redis, in one line that names REDIS_URL; or null when it answers. */
-export async function redisProblem(url: string, timeoutMs = 5000): Promise<string | null> {
-  let where = 'REDIS_URL';
+/**
+ * Why a process cannot start on this Redis, in one line that names the variable to fix
+ * (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS); or null when it answers.
+ */
+export async function redisProblem(settings: RedisSettings, timeoutMs = 5000): Promise<string | null> {
+  let topology: RedisTopology;
   try {
-    const parsed = new URL(url);
-    where = `${parsed.hostname}:${parsed.port || 6379}`;
-  } catch {
-    return `REDIS_URL is not a URL (redis://host:port).`;
+    topology = redisTopology(settings);
+  } catch (error) {
+    return (error as Error).message;
   }
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
+  let where: string;
+  if (topology.kind === 'server') {
+    try {
+      const parsed = new URL(topology.url);
+      where = `Redis at ${parsed.hostname}:${parsed.port || 6379}`;
+    } catch {
+      return `REDIS_URL is not a URL (redis://host:port).`;
+    }
+  } else if (topology.kind === 'cluster') {
+    where = `the Redis Cluster at ${settings.REDIS_CLUSTER_NODES}`;
+  } else {
+    where = `the Redis primary "${topology.name}" (REDIS_SENTINEL_NAME) through the Sentinels at ${settings.REDIS_SENTINELS}`;
+  }
+  const client = connect(topology, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, enableOfflineQueue: false, reconnect: false });
   let last: Error | undefined;
   client.on('error', (error: Error) => (last = error));
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await client.connect();
-    await client.ping();
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    await Promise.race([client.connect().then(() => client.ping()), timeout]);
     return null;
   } catch (error) {
-    const reason = (last ?? (error as Error)).message;
-    return `Cannot reach Redis at ${where} (REDIS_URL): ${reason}. Is it running?`;
+    return `Cannot reach ${where} (${topology.variable}): ${reason(last ?? (error as Error))}. Is it running?`;
   } finally {
+    clearTimeout(timer);
     client.disconnect();
   }
+}
+
+/** An error's message, with the last node's error that ioredis's Cluster keeps beside its own. */
+function reason(error: Error): string {
+  const node = (error as Error & { lastNodeError?: Error }).lastNodeError;
+  const own = error.message.replace(/\.+$/, '');
+  return node ? `${own} (${node.message.replace(/\.+$/, '')})` : own;
 }

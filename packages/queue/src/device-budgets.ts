@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './topology.ts';
 import { luaScript } from './commands/index.ts';
 
 /**
@@ -52,7 +52,7 @@ const limit = (value: number | null) => (value === null ? -1 : value);
 
 export class DeviceBudgets {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

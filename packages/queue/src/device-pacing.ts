@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './topology.ts';
 import { luaScript } from './commands/index.ts';
 
 /**
@@ -23,7 +23,7 @@ export interface PaceTake {
 
 export class DevicePacing {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -1,5 +1,7 @@
 export * from './catalog.ts';
+export * from './topology.ts';
 export * from './connection.ts';
+export * from './replica-wait.ts';
 export * from './producers.ts';
 export * from './wakeups.ts';
 export * from './user-events.ts';

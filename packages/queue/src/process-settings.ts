@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './topology.ts';
 
 /**
  * Settings that every API and dispatcher of one gateway must share (an API that accepts a private
@@ -37,7 +37,7 @@ export function processSettingsKey(prefix: string): string {
 }
 
 export async function registerProcessSettings(
-  redis: Redis,
+  redis: RedisClient,
   options: { prefix: string; service: string; settings: Record<string, unknown>; now?: () => number },
 ): Promise<ProcessSettings> {
   const key = processSettingsKey(options.prefix);

@@ -1,16 +1,16 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './topology.ts';
 import { JOBS, QUEUES, parsePayload, type JobPayload } from './catalog.ts';
 
 export type DispatchQueue = Queue;
 export type ReportsQueue = Queue;
 export type WebhooksQueue = Queue;
 
-export function createDispatchQueue(connection: Redis, prefix: string): DispatchQueue {
+export function createDispatchQueue(connection: RedisClient, prefix: string): DispatchQueue {
   return new Queue(QUEUES.dispatch, { connection, prefix });
 }
 
-export function createReportsQueue(connection: Redis, prefix: string): ReportsQueue {
+export function createReportsQueue(connection: RedisClient, prefix: string): ReportsQueue {
   return new Queue(QUEUES.reports, { connection, prefix });
 }
 
@@ -30,7 +30,7 @@ export async function enqueueDispatch(queue: DispatchQueue, messageIds: readonly
   );
 }
 
-export function createWebhooksQueue(connection: Redis, prefix: string): WebhooksQueue {
+export function createWebhooksQueue(connection: RedisClient, prefix: string): WebhooksQueue {
   return new Queue(QUEUES.webhooks, { connection, prefix });
 }
 

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { subscribableNodes } from './connection.ts';
+import type { RedisClient } from './topology.ts';
 
 /**
  * A user's live events (`GET /api/v1/events`): the dispatchers and the API publish them through
@@ -17,11 +18,18 @@ function userEventsPrefix(prefix: string): string {
   return `${prefix}:user-events:`;
 }
 
-/** The users with at least one open event stream on any API process: one PUBSUB CHANNELS. */
-export async function usersListening(redis: Redis, prefix: string): Promise<Set<string>> {
+/**
+ * The users with at least one open event stream on any API process: one PUBSUB CHANNELS. A node of
+ * a cluster lists only the subscriptions of its own clients, so there every node is asked; a node
+ * that cannot answer (failing over) is left out, its subscribers being on their way to another.
+ */
+export async function usersListening(redis: RedisClient, prefix: string): Promise<Set<string>> {
   const base = userEventsPrefix(prefix);
-  const channels = (await redis.pubsub('CHANNELS', `${base.replace(/[*?[\]\\]/g, '\\$&')}*`)) as string[];
-  return new Set(channels.map((channel) => channel.slice(base.length)));
+  const pattern = `${base.replace(/[*?[\]\\]/g, '\\$&')}*`;
+  const answers = await Promise.allSettled(subscribableNodes(redis).map((node) => node.pubsub('CHANNELS', pattern) as Promise<string[]>));
+  const lists = answers.flatMap((answer) => (answer.status === 'fulfilled' ? [answer.value] : []));
+  if (lists.length === 0) throw (answers[0] as PromiseRejectedResult | undefined)?.reason ?? new Error('no Redis node to ask');
+  return new Set(lists.flat().map((channel) => channel.slice(base.length)));
 }
 
 /**
@@ -45,7 +53,7 @@ export interface UserEventBatch {
 }
 
 /** Publishes the events, one message per user on the user's channel (in one round trip). */
-export async function publishUserEvents(redis: Redis, prefix: string, events: { userId: string; event: UserEvent }[]): Promise<void> {
+export async function publishUserEvents(redis: RedisClient, prefix: string, events: { userId: string; event: UserEvent }[]): Promise<void> {
   if (events.length === 0) return;
   const byUser = new Map<string, UserEvent[]>();
   for (const { userId, event } of events) byUser.set(userId, [...(byUser.get(userId) ?? []), event]);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './topology.ts';
 
 /**
  * Wake-ups travel from the dispatchers to whichever API process holds a device's event stream
@@ -17,7 +17,7 @@ export function cancelChannel(prefix: string): string {
 }
 
 /** Tells each message's phone to cancel it (one publish per message, in one round trip). */
-export async function publishCancels(redis: Redis, prefix: string, cancels: readonly { id: string; deviceId: string }[]): Promise<void> {
+export async function publishCancels(redis: RedisClient, prefix: string, cancels: readonly { id: string; deviceId: string }[]): Promise<void> {
   if (cancels.length === 0) return;
   const pipeline = redis.pipeline();
   for (const { id, deviceId } of cancels) pipeline.publish(cancelChannel(prefix), `${deviceId} ${id}`);
@@ -33,7 +33,7 @@ export function settingsChannel(prefix: string): string {
 }
 
 /** Tells each device its settings changed (one publish per device, in one round trip). */
-export async function publishSettingsUpdated(redis: Redis, prefix: string, deviceIds: readonly string[]): Promise<void> {
+export async function publishSettingsUpdated(redis: RedisClient, prefix: string, deviceIds: readonly string[]): Promise<void> {
   if (deviceIds.length === 0) return;
   const pipeline = redis.pipeline();
   for (const id of deviceIds) pipeline.publish(settingsChannel(prefix), id);
@@ -46,7 +46,7 @@ export function roundRobinKey(prefix: string, userId: string): string {
 }
 
 /** Wakes each device (one publish per device, in one round trip). */
-export async function publishWakeups(redis: Redis, prefix: string, deviceIds: Iterable<string>): Promise<void> {
+export async function publishWakeups(redis: RedisClient, prefix: string, deviceIds: Iterable<string>): Promise<void> {
   const channel = wakeupChannel(prefix);
   const pipeline = redis.pipeline();
   let count = 0;
@@ -61,7 +61,7 @@ export async function publishWakeups(redis: Redis, prefix: string, deviceIds: It
  * Wakes each device again unless it was woken again within `everyMs` (a key per device, shared by
  * every dispatcher); returns how many were woken.
  */
-export async function wakeDevicesAgain(redis: Redis, prefix: string, deviceIds: string[], everyMs: number): Promise<number> {
+export async function wakeDevicesAgain(redis: RedisClient, prefix: string, deviceIds: string[], everyMs: number): Promise<number> {
   if (deviceIds.length === 0) return 0;
   const pipeline = redis.pipeline();
   for (const id of deviceIds) pipeline.set(`${prefix}:woken-again:${id}`, '1', 'PX', everyMs, 'NX');

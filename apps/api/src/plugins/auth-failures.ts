@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Redis } from 'ioredis';
+import { duplicateConnection, type RedisClient } from '@smsgw/queue';
 import { normalizeIP } from '@fastify/rate-limit';
 import { AppError } from '@smsgw/core';
 
@@ -10,7 +10,7 @@ declare module 'fastify' {
      * The Redis connection of the counters that fail open (rate limits, failed authentications):
      * each command gives up after RATE_LIMIT_TIMEOUT_MS, so a stalled Redis cannot hold requests.
      */
-    limiterRedis: Redis;
+    limiterRedis: RedisClient;
     /**
      * Runs a credential check (`verify` answers null for a refused credential). A refusal counts
      * against the client address and is a 401, or a 429 once the address has had more than
@@ -28,9 +28,9 @@ local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {count, redis.call('PTTL', KEYS[1])}`;
 
-interface CountingRedis extends Redis {
+type CountingRedis = RedisClient & {
   countAuthFailure(key: string, windowMs: number): Promise<[number, number]>;
-}
+};
 
 /** The address that failures are counted against: IPv4, or the /64 of an IPv6 address (one host's share). */
 export function clientAddress(request: FastifyRequest): string {
@@ -49,7 +49,7 @@ export function clientAddress(request: FastifyRequest): string {
 export const authFailures = fp(
   async (app: FastifyInstance) => {
     const { AUTH_FAILURES_PER_MINUTE: limit, RATE_LIMIT_TIMEOUT_MS, QUEUE_PREFIX } = app.config;
-    const redis = app.redis.duplicate({
+    const redis = duplicateConnection(app.redis, {
       commandTimeout: RATE_LIMIT_TIMEOUT_MS,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
@@ -61,7 +61,7 @@ export const authFailures = fp(
     app.addHook('onClose', async () => {
       redis.disconnect();
     });
-    app.decorate('limiterRedis', redis);
+    app.decorate<RedisClient>('limiterRedis', redis);
 
     const keyOf = (request: FastifyRequest) => `${QUEUE_PREFIX}:auth-failures:${clientAddress(request)}`;
     const skipped = (_request: FastifyRequest, error: unknown) =>

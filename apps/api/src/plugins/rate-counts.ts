@@ -1,5 +1,5 @@
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@smsgw/queue';
 
 // As @fastify/rate-limit's own store counts (a window from the first request), by `n` at once:
 // the count and the milliseconds left of the window.
@@ -12,9 +12,9 @@ if count == n then
 end
 return {count, redis.call('PTTL', KEYS[1])}`;
 
-interface CountingRedis extends Redis {
+type CountingRedis = RedisClient & {
   countRequests(key: string, n: number, windowMs: number): Promise<[number, number]>;
-}
+};
 
 /** What this process knows of a budget: Redis's last count, its own requests not yet in it, the window's end. */
 interface View {
@@ -50,7 +50,9 @@ export class RateCounts implements FastifyRateLimitStore {
   // Past this many budgets, those whose window ended are forgotten.
   private pruneAt = 1024;
 
-  constructor(private readonly options: { redis: Redis; namespace: string; windowMs: number; onFlushError: (error: unknown) => void; now?: () => number }) {
+  constructor(
+    private readonly options: { redis: RedisClient; namespace: string; windowMs: number; onFlushError: (error: unknown) => void; now?: () => number },
+  ) {
     define(options.redis);
   }
 
@@ -76,14 +78,14 @@ export class RateCounts implements FastifyRateLimitStore {
   }
 
   /** Sends every deferred count now, on `redis` (a send passes its enqueue's connection: one round trip for both). */
-  flush(redis: Redis): void {
+  flush(redis: RedisClient): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     for (const key of this.due) this.send(redis, key, 0).catch(() => undefined);
   }
 
   /** Counts `own` requests of this call and the deferred ones of `key`; updates what this process knows. */
-  private async send(redis: Redis, key: string, own: number): Promise<[number, number]> {
+  private async send(redis: RedisClient, key: string, own: number): Promise<[number, number]> {
     const view = this.views.get(key);
     const deferred = view?.pending ?? 0;
     const n = own + deferred;
@@ -122,6 +124,6 @@ export class RateCounts implements FastifyRateLimitStore {
   }
 }
 
-function define(redis: Redis): void {
+function define(redis: RedisClient): void {
   if (!('countRequests' in redis)) redis.defineCommand('countRequests', { numberOfKeys: 1, lua: COUNT });
 }

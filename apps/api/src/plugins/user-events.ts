@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { parseUserEventBatch, userEventsChannel, type UserEvent } from '@smsgw/queue';
+import { createSubscriberConnection, parseUserEventBatch, userEventsChannel, type UserEvent } from '@smsgw/queue';
 
 /** Subscribes this process to a user's channel, or leaves it (the first and last stream of the user here). */
 export interface UserChannels {
@@ -78,7 +78,7 @@ export const userEvents = fp(
   async (app: FastifyInstance) => {
     // A subscribed connection can do nothing else, so it is a connection of its own; ioredis
     // subscribes again to every channel it held when it reconnects.
-    const subscriber = app.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
+    const subscriber = createSubscriberConnection(app.redis);
     const prefix = app.config.QUEUE_PREFIX;
     const hub = new UserEventHub({
       subscribe: async (userId) => void (await subscriber.subscribe(userEventsChannel(prefix, userId))),

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { cancelChannel, settingsChannel, wakeupChannel } from '@smsgw/queue';
+import { cancelChannel, createSubscriberConnection, settingsChannel, wakeupChannel } from '@smsgw/queue';
 
 /**
  * Wake-ups for the devices connected to this API process. One Redis subscription per process
@@ -105,7 +105,7 @@ export const wakeups = fp(
   async (app: FastifyInstance) => {
     const hub = new WakeupHub();
     // A subscribed connection can do nothing else, so it is a connection of its own.
-    const subscriber = app.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
+    const subscriber = createSubscriberConnection(app.redis);
     const channel = wakeupChannel(app.config.QUEUE_PREFIX);
     const cancels = cancelChannel(app.config.QUEUE_PREFIX);
     const settings = settingsChannel(app.config.QUEUE_PREFIX);

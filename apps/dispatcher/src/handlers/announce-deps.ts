@@ -1,12 +1,11 @@
-import type { Redis } from 'ioredis';
 import type { WarnLogger } from '@smsgw/core';
 import type { AnnounceDeps, DeliveriesDeps, Sql } from '@smsgw/db/sql';
-import { enqueueWebhookDeliveries, publishUserEvents, usersListening, type WebhooksQueue } from '@smsgw/queue';
+import { enqueueWebhookDeliveries, publishUserEvents, usersListening, type WebhooksQueue, type RedisClient } from '@smsgw/queue';
 
 /** The dispatcher's resources that announcing a commit uses. */
 export interface AnnounceResources {
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   webhooksQueue: WebhooksQueue;
   config: { QUEUE_PREFIX: string };
   log: WarnLogger;

@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
 import { Batcher, type BurstLog } from '@smsgw/core';
 import { announceTransitions, type Sql } from '@smsgw/db/sql';
-import { enqueueDispatch, type DispatchQueue, type JobPayload, type WebhooksQueue } from '@smsgw/queue';
+import { enqueueDispatch, type DispatchQueue, type JobPayload, type WebhooksQueue, type RedisClient } from '@smsgw/queue';
 import type { DispatcherMetrics } from '../metrics.ts';
 import { applyDeviceReports } from './apply-reports.ts';
 import { announceDeps } from './announce-deps.ts';
@@ -18,7 +17,7 @@ const REPORT_LINGER_MS = 10;
 
 export interface DeviceReportsDeps {
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   dispatchQueue: DispatchQueue;
   webhooksQueue: WebhooksQueue;
   config: DispatcherConfig;

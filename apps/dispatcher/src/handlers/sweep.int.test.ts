@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { DeviceSimConfigSchema, DispatcherConfigSchema, loadConfig, type DispatcherConfig } from '@smsgw/config';
 import { generateWebhookSecret, newId } from '@smsgw/core';
 import { applyReports, assignMessages, offerMessages } from '@smsgw/db';
-import { wakeupChannel } from '@smsgw/queue';
+import { createSubscriberConnection, wakeupChannel } from '@smsgw/queue';
 import { createTestUser, send, startTestApi, uniquePhone as phone, type TestApi } from '@smsgw/api/testing';
 import { startDeviceSim } from '@smsgw/device-sim';
 import { startTestDispatcher } from '../testing/test-dispatcher.ts';
@@ -320,7 +320,7 @@ describe('waking a device again', () => {
     await assign(id, device.id);
     expect(await offer(device.id)).toEqual([id]);
 
-    const subscriber = api.app.redis.duplicate({ enableOfflineQueue: true });
+    const subscriber = createSubscriberConnection(api.app.redis);
     const woken: string[] = [];
     subscriber.on('message', (_channel: string, deviceId: string) => woken.push(deviceId));
     await subscriber.subscribe(wakeupChannel(api.config.QUEUE_PREFIX));

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { DispatcherConfig } from '@smsgw/config';
-import type { Redis } from 'ioredis';
 import { availabilityWindows } from '@smsgw/core';
 import {
   EXPIRED_BEFORE_SENT,
@@ -21,7 +20,7 @@ import {
   type Sql,
   type Transitioned,
 } from '@smsgw/db/sql';
-import { enqueueDispatch, enqueueWebhookDeliveries, wakeDevicesAgain, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
+import { enqueueDispatch, enqueueWebhookDeliveries, wakeDevicesAgain, type DispatchQueue, type WebhooksQueue, type RedisClient } from '@smsgw/queue';
 import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
 import { announceDeps } from './announce-deps.ts';
 import { MAX_PAGES, PAGE, applyRetention, pages, type RetentionResult } from './retention.ts';
@@ -34,7 +33,7 @@ const WAKE_AGAIN_EVERY_MS = 60_000;
 
 export interface SweepDeps {
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   dispatchQueue: DispatchQueue;
   webhooksQueue: WebhooksQueue;
   /** The webhook endpoints' slots: parked deliveries whose holders died are woken. */

@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { webhookRetryDelays, type DispatcherConfig } from '@smsgw/config';
 import { Batcher, type BurstLog, type Resolver } from '@smsgw/core';
 import { parkDeliveries, type DeliveryRef, type SendDeps, type Sql } from '@smsgw/db/sql';
-import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents, type DispatchQueue, type WebhooksQueue } from '@smsgw/queue';
+import { enqueueDispatch, enqueueWebhookDeliveries, publishUserEvents, type DispatchQueue, type RedisClient, type WebhooksQueue } from '@smsgw/queue';
 import type { DispatcherMetrics } from '../metrics.ts';
 import { deliverWebhook, type TryOutcome } from '../webhooks/deliver-webhook.ts';
 import type { EndpointSlots } from '../webhooks/endpoint-slots.ts';
@@ -12,7 +11,7 @@ import { runAgainAt, type Handler } from './job-handler.ts';
 export interface WebhookDeliveryDeps {
   /** The webhook deliveries' own pool: a burst of them never makes messages wait for a connection. */
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   dispatchQueue: DispatchQueue;
   webhooksQueue: WebhooksQueue;
   slots: EndpointSlots;

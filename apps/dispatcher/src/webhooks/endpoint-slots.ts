@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@smsgw/queue';
 
 /**
  * Requests in flight to one endpoint, across every dispatcher, and the deliveries waiting for one.
@@ -84,7 +84,7 @@ const PARKED_TTL_MS = 7 * 24 * 3600 * 1000;
 
 export class EndpointSlots {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly limit: number,
     private readonly leaseMs: number,
