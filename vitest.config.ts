@@ -15,7 +15,8 @@ import { defineConfig } from 'vitest/config';
  *   private Redis servers of their own, one at a time.
  * - `topologies` (`./pnpmw test:topologies` alone): the real processes as deployments past one
  *   machine run them (other hosts behind delaying links, Postgres behind a PgBouncer in transaction
- *   mode), one file at a time; they start processes too, so they are kept out of `isolated`.
+ *   mode, a Redis Cluster and Redis behind Sentinel with primaries killed under load), one file at
+ *   a time; they start processes too, so they are kept out of `isolated`.
  */
 const PROCESS_TESTS = [
   'test/e2e/**/*.test.ts',

@@ -4,9 +4,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { deletePrefix } from '@smsgw/queue';
+import { createProducerConnection, deletePrefix, withKeyPrefix } from '@smsgw/queue';
 
 /**
  * The real smsgw processes (API, dispatchers, simulated devices, modem agents) as child processes, for the
@@ -133,8 +132,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       child.kill('SIGTERM');
       await exited(child);
     }
-    const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    await deletePrefix(redis, options.queuePrefix);
+    // Where the processes' Redis is: REDIS_URL, or a cluster or Sentinels (test/topologies).
+    const settings = withKeyPrefix({
+      REDIS_URL: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_CLUSTER_NODES: env.REDIS_CLUSTER_NODES,
+      REDIS_SENTINELS: env.REDIS_SENTINELS,
+      REDIS_SENTINEL_NAME: env.REDIS_SENTINEL_NAME ?? 'mymaster',
+      QUEUE_PREFIX: options.queuePrefix,
+    });
+    const redis = createProducerConnection(settings, { lazyConnect: true, enableOfflineQueue: true });
+    redis.on('error', () => undefined);
+    await redis.connect();
+    await deletePrefix(redis, settings.QUEUE_PREFIX);
     redis.disconnect();
   }
 
