@@ -216,8 +216,9 @@ export async function startRedisSentinels(options: { replicationDelayMs: number 
     for (const each of stops.splice(0).reverse()) await each();
   };
   try {
-    const primary = (await startServers('sentinel-primary', [{ port: primaryPort!, conf: '' }])).servers[0]!;
-    stops.push(() => primary.kill());
+    const primarySet = await startServers('sentinel-primary', [{ port: primaryPort!, conf: '' }]);
+    stops.push(primarySet.stop);
+    const primary = primarySet.servers[0]!;
     const link = await LaggingLink.open(primaryPort!, options.replicationDelayMs);
     stops.push(() => link.close());
     const replicaSet = await startServers('sentinel-replica', [{ port: replicaPort!, conf: `replicaof 127.0.0.1 ${link.port}\n` }]);
