@@ -8,16 +8,13 @@
 // With arguments (`./pnpmw test <files or flags>`) it is one plain `vitest run` of them.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 
 const vitest = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs');
 const args = process.argv.slice(2);
 
-function run(vitestArgs, { capture, niceness = 0 }) {
+function run(vitestArgs, { capture }) {
   const child = spawn(process.execPath, [vitest, 'run', ...vitestArgs], { stdio: ['ignore', capture ? 'pipe' : 'inherit', capture ? 'pipe' : 'inherit'] });
-  // Its processes (vitest's workers, the servers and smsgw processes its tests start) inherit it.
-  if (niceness !== 0) setPriority(child.pid, niceness);
   const chunks = [];
   if (capture) {
     child.stdout.on('data', (chunk) => chunks.push(chunk));
@@ -32,9 +29,7 @@ const runs =
     ? [run(args, { capture: false })]
     : [
         run(['--project', 'isolated', '--project', 'processes'], { capture: false }),
-        // The suites beside mostly wait, and their timeouts are generous: the main run, the longer one,
-        // comes first for the CPU.
-        run(['--project', 'faults', '--project', 'topologies'], { capture: true, niceness: 5 }),
+        run(['--project', 'faults', '--project', 'topologies'], { capture: true }),
       ];
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
