@@ -47,6 +47,9 @@ export function Messages() {
 
 function SentList() {
   const [filters, setFilters] = useState({ status: '', to: '', device_id: '', batch_id: '' });
+  // What is typed in the text filters, applied on Enter or leaving the field: the fields show this,
+  // so that a render of an earlier filter change never puts back the old text under the typing.
+  const [typed, setTyped] = useState({ to: '', batch_id: '' });
   const [offset, setOffset] = useState(0);
   const devices = useLoad(async () => (await loadDevices()).devices);
   const list = useLoad(async () => {
@@ -73,6 +76,10 @@ function SentList() {
     setOffset(0);
     setFilters((f) => ({ ...f, [name]: (e.target as HTMLInputElement).value }));
   };
+  const typing = (name: keyof typeof typed) => (e: Event) => {
+    const { value } = e.target as HTMLInputElement;
+    setTyped((t) => ({ ...t, [name]: value }));
+  };
   const deviceName = (id: string | null) => devices.data?.find((d) => d.id === id)?.name ?? (id ? id.slice(0, 8) : '–');
   return h(
     'div',
@@ -86,14 +93,14 @@ function SentList() {
         h('option', { value: '' }, 'Any'),
         STATUSES.map((s) => h('option', { value: s }, s)),
       ),
-      h(Field, { label: 'Recipient', name: 'to', value: filters.to, placeholder: '+15551234567', onChange: set('to') }),
+      h(Field, { label: 'Recipient', name: 'to', value: typed.to, placeholder: '+15551234567', onInput: typing('to'), onChange: set('to') }),
       h(
         Field,
         { as: 'select', label: 'Device', name: 'device_id', value: filters.device_id, onChange: set('device_id') },
         h('option', { value: '' }, 'Any'),
         (devices.data ?? []).map((d) => h('option', { value: d.id }, d.name)),
       ),
-      h(Field, { label: 'Batch', name: 'batch_id', value: filters.batch_id, placeholder: 'batch id', onChange: set('batch_id') }),
+      h(Field, { label: 'Batch', name: 'batch_id', value: typed.batch_id, placeholder: 'batch id', onInput: typing('batch_id'), onChange: set('batch_id') }),
     ),
     list.error && h(Notice, { kind: 'error' }, list.error),
     list.data &&
