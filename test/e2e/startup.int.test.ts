@@ -46,13 +46,17 @@ function spawnProcess(kind: 'api' | 'dispatcher', url: string, env: Record<strin
   return { child, lines: () => output.split('\n').filter(Boolean) };
 }
 
-async function run(kind: 'api' | 'dispatcher', url: string, env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[]; ms: number }> {
-  const started = Date.now();
+/**
+ * Starts the process and waits for it to end. One that has not ended by itself within 15 s is
+ * killed (code null), so `code` 1 says it gave up by itself, and soon: no wall-clock bound beyond
+ * that, which the suite's load (many starts at once beside other suites) would make flaky.
+ */
+async function run(kind: 'api' | 'dispatcher', url: string, env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[] }> {
   const { child, lines } = spawnProcess(kind, url, env, await freePort());
   const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   clearTimeout(timer);
-  return { code, lines: lines(), ms: Date.now() - started };
+  return { code, lines: lines() };
 }
 
 describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) => {
@@ -60,7 +64,6 @@ describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) =
     const result = await run(kind, databaseUrl(`smsgw_missing_${randomBytes(4).toString('hex')}`));
     expect(result.code).toBe(1);
     expect(result.lines).toEqual([expect.stringMatching(/does not exist \(DATABASE_URL\): create and migrate it with \.\/pnpmw db:migrate/)]);
-    expect(result.ms).toBeLessThan(10_000);
   });
 
   it('names a database without its migrations and the fix', async () => {
@@ -75,8 +78,7 @@ describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) =
       const result = await run(kind, database.url, { REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
       expect(result.code).toBe(1);
       expect(result.lines).toEqual([expect.stringMatching(/^Cannot reach Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): .*Is it running\?$/)]);
-      expect(result.ms).toBeLessThan(10_000);
-    } finally {
+      } finally {
       await database.drop();
     }
   });
@@ -93,8 +95,7 @@ describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) =
       const result = await run(kind, database.url, { [variable]: `127.0.0.1:${await freePort()}` });
       expect(result.code).toBe(1);
       expect(result.lines).toEqual([expect.stringMatching(line)]);
-      expect(result.ms).toBeLessThan(10_000);
-    } finally {
+      } finally {
       await database.drop();
     }
   });
