@@ -78,7 +78,7 @@ describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) =
       const result = await run(kind, database.url, { REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
       expect(result.code).toBe(1);
       expect(result.lines).toEqual([expect.stringMatching(/^Cannot reach Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): .*Is it running\?$/)]);
-      } finally {
+    } finally {
       await database.drop();
     }
   });
@@ -95,7 +95,7 @@ describe.concurrent.each(['api', 'dispatcher'] as const)('%s start-up', (kind) =
       const result = await run(kind, database.url, { [variable]: `127.0.0.1:${await freePort()}` });
       expect(result.code).toBe(1);
       expect(result.lines).toEqual([expect.stringMatching(line)]);
-      } finally {
+    } finally {
       await database.drop();
     }
   });
