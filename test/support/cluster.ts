@@ -99,6 +99,27 @@ export function spawnSmsgw(name: string, kind: ProcessKind, env: NodeJS.ProcessE
   return child;
 }
 
+/**
+ * `node dist/<bundle>.mjs args…` in `env` (the whole environment), run to its end: its exit code
+ * and every line it wrote. One that has not ended by itself within `killAfterMs` is killed (code
+ * null), so a code says it ended by itself.
+ */
+export async function runBundle(
+  bundle: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  killAfterMs = 20_000,
+): Promise<{ code: number | null; output: string; lines: string[] }> {
+  const child = spawn(process.execPath, [`dist/${bundle}.mjs`, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  clearTimeout(timer);
+  return { code, output, lines: output.split('\n').filter(Boolean) };
+}
+
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -132,6 +153,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       child.kill('SIGTERM');
       await exited(child);
     }
+    // A Redis over TLS is a test's own (test/topologies), gone with it: this process does not trust its CA.
+    if (env.REDIS_TLS === 'true') return;
     // Where the processes' Redis is: REDIS_URL, or a cluster or Sentinels (test/topologies).
     const settings = withKeyPrefix({
       REDIS_URL: env.REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { quoteIdent, readMigrations } from '@smsgw/db';
+import { runBundle } from '../support/cluster.ts';
 import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.ts';
 
 /**
@@ -13,7 +12,6 @@ import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.ts';
  * advisory lock for its session left it held on PgBouncer's server connection after it ended, and
  * the next migration that got another server connection waited for it for ever.
  */
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const server = inject('databaseUrl');
 const PRISMA_LOCK = 72707369;
 let bouncer: PgBouncer;
@@ -50,13 +48,7 @@ function newDatabase(): string {
 
 /** `node dist/migrate.mjs` with `env`: its JSON line, or a failure naming what it printed; killed if it hangs. */
 async function migrate(env: Record<string, string>): Promise<{ database_created: boolean; applied: string[] }> {
-  const child = spawn(process.execPath, ['dist/migrate.mjs'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  clearTimeout(timer);
+  const { code, output } = await runBundle('migrate', [], { ...process.env, ...env });
   if (code !== 0) throw new Error(`the migrator ${code === null ? 'hung (killed after 20 s)' : `exited with ${code}`}: ${output}`);
   return JSON.parse(output.trim().split('\n').at(-1)!);
 }

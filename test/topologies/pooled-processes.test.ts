@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { SmsgwClient } from '@smsgw/client';
 import { createDevice, createPairing } from '@smsgw/db';
-import { freePort } from '../support/cluster.ts';
+import { freePort, runBundle } from '../support/cluster.ts';
 import { e2eForAll } from '../support/e2e-fixture.ts';
 import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.ts';
 
@@ -13,7 +11,6 @@ import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.ts';
  * of the credential cache, the listings' pool) on DATABASE_DIRECT_URL; the dispatcher and the CLI
  * need DATABASE_URL alone. An API given the pooler without DATABASE_DIRECT_URL refuses to start.
  */
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Names the API's direct connections in pg_stat_activity.
 const DIRECT_APP = 'smsgw-direct';
 
@@ -48,14 +45,8 @@ const databaseName = () => new URL(setUp().database.url).pathname.slice(1);
 /** `node dist/<bundle> args…` with `env` (and no DATABASE_DIRECT_URL of the test's): exit code and lines. */
 async function run(bundle: 'api' | 'cli', env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; lines: string[] }> {
   const { DATABASE_DIRECT_URL: _, ...inherited } = process.env;
-  const child = spawn(process.execPath, [`dist/${bundle}.mjs`, ...args], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  clearTimeout(timer);
-  return { code, lines: output.split('\n').filter(Boolean) };
+  const { code, lines } = await runBundle(bundle, args, { ...inherited, ...env });
+  return { code, lines };
 }
 
 /** `smsgw args…` (the bundled CLI) on the pooled URL alone: its JSON. */

@@ -62,6 +62,32 @@ export const RedisEnv = Type.Object({
     pattern: '^[A-Za-z0-9_.:-]+$',
     description: 'With REDIS_SENTINELS: the name under which the Sentinels monitor the primary (`sentinel monitor <name> …`).',
   }),
+  REDIS_USERNAME: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'The Redis ACL user (AUTH <user> <password>) of the cluster nodes, or of the primary and replicas the Sentinels name; with REDIS_URL, for a URL that names none. Unset: the default user.',
+    }),
+  ),
+  REDIS_PASSWORD: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "The password of the cluster nodes, or of the primary and replicas the Sentinels name (their requirepass, or REDIS_USERNAME's); with REDIS_URL, for a URL that carries none.",
+    }),
+  ),
+  REDIS_TLS: Type.Boolean({
+    default: false,
+    description:
+      "TLS on every connection to Redis: the cluster nodes, or the Sentinels and the primary they name (with REDIS_URL, as rediss:// does). The servers' certificates are checked against the system CAs and NODE_EXTRA_CA_CERTS.",
+  }),
+  REDIS_SENTINEL_USERNAME: Type.Optional(Type.String({ minLength: 1, description: "With REDIS_SENTINELS: the Sentinels' own ACL user, when they have one." })),
+  REDIS_SENTINEL_PASSWORD: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: "With REDIS_SENTINELS: the Sentinels' own password (their requirepass), which is not the data nodes' REDIS_PASSWORD.",
+    }),
+  ),
   QUEUE_PREFIX: Type.String({
     default: 'smsgw',
     pattern: '^[A-Za-z0-9_.:{}-]+$',

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { redisTopology, type RedisClient, type RedisSettings, type RedisTopology } from './topology.ts';
+import { redisTopology, type RedisClient, type RedisCredentials, type RedisSettings, type RedisTopology } from './topology.ts';
 
 /**
  * Redis connections, on whichever topology the settings describe (topology.ts). Producers fail fast
@@ -35,18 +35,40 @@ function connect(topology: RedisTopology, options: ConnectionOptions): RedisClie
   const own: RedisOptions = withoutUndefined({ ...rest, ...(reconnect === false && { retryStrategy: never }) });
   switch (topology.kind) {
     case 'server':
-      return new Redis(topology.url, own);
+      // The URL's own fields win over options in ioredis: REDIS_USERNAME and REDIS_PASSWORD go into it.
+      return new Redis(withUrlCredentials(topology.url, topology.data), { ...own, ...tlsOptions(topology.data) });
     case 'sentinel':
       return new Redis({
         ...own,
+        ...serverOptions(topology.data),
         sentinels: topology.sentinels,
         name: topology.name,
         reconnectOnError: reconnectOnReadonly,
+        ...withoutUndefined({ sentinelUsername: topology.sentinel.username, sentinelPassword: topology.sentinel.password }),
+        ...(topology.sentinel.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
         ...(reconnect === false && { sentinelRetryStrategy: never }),
       });
     case 'cluster':
-      return new Cluster(topology.nodes, clusterOptions(CLUSTER_DEFAULTS, options));
+      return new Cluster(topology.nodes, clusterOptions(clusterDefaults(topology.data), options));
   }
+}
+
+/** A data server's AUTH and TLS, as ioredis's options. */
+function serverOptions(credentials: RedisCredentials): RedisOptions {
+  return withoutUndefined({ username: credentials.username, password: credentials.password, ...tlsOptions(credentials) });
+}
+
+/** TLS with Node's defaults: the server's certificate checked against the system CAs and NODE_EXTRA_CA_CERTS. */
+function tlsOptions(credentials: RedisCredentials): RedisOptions {
+  return credentials.tls ? { tls: {} } : {};
+}
+
+function withUrlCredentials(url: string, credentials: RedisCredentials): string {
+  if (!credentials.username && !credentials.password) return url;
+  const parsed = new URL(url);
+  if (credentials.username) parsed.username = encodeURIComponent(credentials.username);
+  if (credentials.password) parsed.password = encodeURIComponent(credentials.password);
+  return parsed.toString();
 }
 
 /**
@@ -56,7 +78,15 @@ function connect(topology: RedisTopology, options: ConnectionOptions): RedisClie
  * connection that stopped answering, and the worker then never takes a job again. Without the check
  * the cluster is ready once it knows the slots, and a command that meets CLUSTERDOWN is retried.
  */
-const CLUSTER_DEFAULTS: ClusterOptions = { enableReadyCheck: false };
+function clusterDefaults(credentials: RedisCredentials): ClusterOptions {
+  return {
+    enableReadyCheck: false,
+    redisOptions: serverOptions(credentials),
+    // With TLS, a node is reached by the name it is known by, not an address looked up beforehand,
+    // so that its certificate is checked against that name (as managed clusters announce names).
+    ...(credentials.tls && { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) }),
+  };
+}
 
 /** ioredis's Cluster takes some options for itself and the rest for each node's connection. */
 function clusterOptions(base: ClusterOptions, options: ConnectionOptions): ClusterOptions {
@@ -150,11 +180,62 @@ export async function redisProblem(settings: RedisSettings, timeoutMs = 5000): P
     await Promise.race([client.connect().then(() => client.ping()), timeout]);
     return null;
   } catch (error) {
-    return `Cannot reach ${where} (${topology.variable}): ${reason(last ?? (error as Error))}. Is it running?`;
+    const failure = last ?? (error as Error);
+    return startProblem(where, topology, topology.kind === 'cluster' ? await withNodeError(failure, topology, timeoutMs) : failure);
   } finally {
     clearTimeout(timer);
     client.disconnect();
   }
+}
+
+/** What the start-up check says of a failed connection: refused credentials, an untrusted certificate, or no answer. */
+function startProblem(where: string, topology: RedisTopology, error: Error): string {
+  const why = reason(error);
+  if (/\b(WRONGPASS|NOAUTH)\b|invalid password/i.test(why)) {
+    const variables =
+      topology.kind === 'server'
+        ? 'the user and password in REDIS_URL, or REDIS_USERNAME and REDIS_PASSWORD'
+        : topology.kind === 'cluster'
+          ? 'REDIS_USERNAME and REDIS_PASSWORD'
+          : 'REDIS_USERNAME and REDIS_PASSWORD for the primary, REDIS_SENTINEL_USERNAME and REDIS_SENTINEL_PASSWORD for the Sentinels';
+    return `${capitalized(where)} refused smsgw's credentials: ${why}. Check ${variables}.`;
+  }
+  if (/certificate|CERT_|SSL routines|wrong version number/i.test(why)) {
+    return `Cannot reach ${where} over TLS (REDIS_TLS): ${why}. Trust its CA with NODE_EXTRA_CA_CERTS, or check that it speaks TLS on that port.`;
+  }
+  return `Cannot reach ${where} (${topology.variable}): ${why}. Is it running?`;
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * The cluster's error with the cause a node gives: ioredis's Cluster asks the nodes for their slots
+ * on connections whose own errors (a refused password, an untrusted certificate) it drops, and says
+ * only "Connection is closed". The first node, asked alone with the same options, tells why.
+ */
+async function withNodeError(error: Error, topology: Extract<RedisTopology, { kind: 'cluster' }>, timeoutMs: number): Promise<Error> {
+  const node = new Redis({
+    ...topology.nodes[0],
+    ...serverOptions(topology.data),
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: never,
+  });
+  let cause: Error | undefined;
+  node.on('error', (nodeError: Error) => (cause ??= nodeError));
+  try {
+    await node.connect();
+    await node.ping();
+  } catch (nodeError) {
+    cause ??= nodeError as Error;
+  } finally {
+    node.disconnect();
+  }
+  return cause ? Object.assign(new Error(error.message), { lastNodeError: cause }) : error;
 }
 
 /** An error's message, with the last node's error that ioredis's Cluster keeps beside its own. */

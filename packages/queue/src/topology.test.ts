@@ -5,7 +5,7 @@ const server = { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_SENTINEL_NAME: 'myma
 
 describe('redisTopology', () => {
   it('is the one server of REDIS_URL when neither a cluster nor Sentinels are set', () => {
-    expect(redisTopology(server)).toEqual({ kind: 'server', variable: 'REDIS_URL', url: 'redis://127.0.0.1:6379' });
+    expect(redisTopology(server)).toEqual({ kind: 'server', variable: 'REDIS_URL', url: 'redis://127.0.0.1:6379', data: { tls: false } });
   });
 
   it('is the cluster of REDIS_CLUSTER_NODES, REDIS_URL ignored', () => {
@@ -16,6 +16,7 @@ describe('redisTopology', () => {
         { host: 'a', port: 7000 },
         { host: '10.0.0.2', port: 7001 },
       ],
+      data: { tls: false },
     });
   });
 
@@ -28,7 +29,28 @@ describe('redisTopology', () => {
         { host: '::1', port: 26380 },
       ],
       name: 'smsgw',
+      data: { tls: false },
+      sentinel: { tls: false },
     });
+  });
+
+  it('gives the data nodes REDIS_USERNAME, REDIS_PASSWORD and REDIS_TLS, and the Sentinels their own user and password', () => {
+    const secured = { ...server, REDIS_USERNAME: 'smsgw', REDIS_PASSWORD: 'data-secret', REDIS_TLS: true };
+    expect(redisTopology({ ...secured, REDIS_CLUSTER_NODES: 'a:7000' })).toMatchObject({ data: { username: 'smsgw', password: 'data-secret', tls: true } });
+    expect(redisTopology({ ...secured, REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_PASSWORD: 'sentinel-secret' })).toMatchObject({
+      data: { username: 'smsgw', password: 'data-secret', tls: true },
+      sentinel: { password: 'sentinel-secret', tls: true },
+    });
+    expect(redisTopology(secured)).toMatchObject({ kind: 'server', data: { username: 'smsgw', password: 'data-secret', tls: true } });
+  });
+
+  it('refuses a password or a user both in REDIS_URL and in its own variable, naming both', () => {
+    const withPassword = { ...server, REDIS_URL: 'redis://:in-url@127.0.0.1:6379', REDIS_PASSWORD: 'in-variable' };
+    expect(() => redisTopology(withPassword)).toThrow(/REDIS_URL carries a password and REDIS_PASSWORD/);
+    const withUser = { ...server, REDIS_URL: 'redis://someone@127.0.0.1:6379', REDIS_USERNAME: 'other' };
+    expect(() => redisTopology(withUser)).toThrow(/REDIS_URL names a user and REDIS_USERNAME/);
+    // A user in the URL and the password in REDIS_PASSWORD (a secret kept apart) is one of each.
+    expect(redisTopology({ ...server, REDIS_URL: 'redis://someone@127.0.0.1:6379', REDIS_PASSWORD: 'secret' })).toMatchObject({ data: { password: 'secret' } });
   });
 
   it('refuses a cluster and Sentinels at once, naming both variables', () => {

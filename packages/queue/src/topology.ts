@@ -17,7 +17,19 @@ export interface RedisSettings {
   REDIS_CLUSTER_NODES?: string | undefined;
   REDIS_SENTINELS?: string | undefined;
   REDIS_SENTINEL_NAME: string;
+  REDIS_USERNAME?: string | undefined;
+  REDIS_PASSWORD?: string | undefined;
+  REDIS_TLS?: boolean | undefined;
+  REDIS_SENTINEL_USERNAME?: string | undefined;
+  REDIS_SENTINEL_PASSWORD?: string | undefined;
   QUEUE_PREFIX: string;
+}
+
+/** Who smsgw is to a Redis server, and whether it speaks TLS to it. */
+export interface RedisCredentials {
+  username?: string | undefined;
+  password?: string | undefined;
+  tls: boolean;
 }
 
 export interface HostPort {
@@ -25,10 +37,11 @@ export interface HostPort {
   port: number;
 }
 
+/** `data`: the servers that hold the keys; `sentinels`: the Sentinels themselves. */
 export type RedisTopology =
-  | { kind: 'server'; variable: 'REDIS_URL'; url: string }
-  | { kind: 'cluster'; variable: 'REDIS_CLUSTER_NODES'; nodes: HostPort[] }
-  | { kind: 'sentinel'; variable: 'REDIS_SENTINELS'; sentinels: HostPort[]; name: string };
+  | { kind: 'server'; variable: 'REDIS_URL'; url: string; data: RedisCredentials }
+  | { kind: 'cluster'; variable: 'REDIS_CLUSTER_NODES'; nodes: HostPort[]; data: RedisCredentials }
+  | { kind: 'sentinel'; variable: 'REDIS_SENTINELS'; sentinels: HostPort[]; name: string; data: RedisCredentials; sentinel: RedisCredentials };
 
 /** A wrong combination of the Redis variables; its message is the one line that says so. */
 export class RedisSettingsError extends Error {
@@ -41,9 +54,31 @@ export function redisTopology(settings: RedisSettings): RedisTopology {
   if (cluster && sentinels) {
     throw new RedisSettingsError('REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: set the one that describes your Redis, and unset the other.');
   }
-  if (cluster) return { kind: 'cluster', variable: 'REDIS_CLUSTER_NODES', nodes: hostPorts(cluster) };
-  if (sentinels) return { kind: 'sentinel', variable: 'REDIS_SENTINELS', sentinels: hostPorts(sentinels), name: settings.REDIS_SENTINEL_NAME };
-  return { kind: 'server', variable: 'REDIS_URL', url: settings.REDIS_URL };
+  const tls = settings.REDIS_TLS === true;
+  const data: RedisCredentials = { username: settings.REDIS_USERNAME, password: settings.REDIS_PASSWORD, tls };
+  if (cluster) return { kind: 'cluster', variable: 'REDIS_CLUSTER_NODES', nodes: hostPorts(cluster), data };
+  if (sentinels) {
+    const sentinel = { username: settings.REDIS_SENTINEL_USERNAME, password: settings.REDIS_SENTINEL_PASSWORD, tls };
+    return { kind: 'sentinel', variable: 'REDIS_SENTINELS', sentinels: hostPorts(sentinels), name: settings.REDIS_SENTINEL_NAME, data, sentinel };
+  }
+  const url = urlCredentials(settings.REDIS_URL);
+  if (url.password && data.password) {
+    throw new RedisSettingsError('REDIS_URL carries a password and REDIS_PASSWORD is set too: keep one of them.');
+  }
+  if (url.username && data.username) {
+    throw new RedisSettingsError('REDIS_URL names a user and REDIS_USERNAME is set too: keep one of them.');
+  }
+  return { kind: 'server', variable: 'REDIS_URL', url: settings.REDIS_URL, data };
+}
+
+/** The user and password a redis:// URL carries, if any ('' when absent, or when it is not a URL: the start-up check says so). */
+function urlCredentials(url: string): { username: string; password: string } {
+  try {
+    const { username, password } = new URL(url);
+    return { username, password };
+  } catch {
+    return { username: '', password: '' };
+  }
 }
 
 /** `host:port,[v6]:port,…` as the schema checked it. */

@@ -28,8 +28,23 @@ interface Servers {
   stop(): Promise<void>;
 }
 
-/** Starts `redis-server <conf>` (with `--sentinel` for a Sentinel) for each of `configs` and waits until each answers PING. */
-async function startServers(name: string, configs: { port: number; conf: string; sentinel?: boolean }[]): Promise<Servers> {
+/** How a test's own client reaches a server: in the clear and without a password unless said. */
+export interface ServerAccess {
+  /** TLS, trusting this CA (PEM). */
+  ca?: Buffer;
+  username?: string;
+  password?: string;
+}
+
+/**
+ * Starts `redis-server <conf>` (with `--sentinel` for a Sentinel) for each of `configs` and waits
+ * until each answers PING. With `tls`, each listens for TLS only, on its port, with those files.
+ */
+export async function startServers(
+  name: string,
+  configs: { port: number; conf: string; sentinel?: boolean; access?: ServerAccess }[],
+  tls?: { cert: string; key: string; ca: string },
+): Promise<Servers> {
   const dir = await mkdtemp(join(tmpdir(), `${DIR_PREFIX}${name}-`));
   const servers: RedisServer[] = [];
   const stop = async () => {
@@ -39,7 +54,10 @@ async function startServers(name: string, configs: { port: number; conf: string;
   try {
     for (const { port, conf, sentinel } of configs) {
       const file = join(dir, `${port}.conf`);
-      await writeFile(file, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsave ""\nappendonly no\nrepl-diskless-sync-delay 0\n${conf}`);
+      const listen = tls
+        ? `port 0\ntls-port ${port}\ntls-cert-file ${tls.cert}\ntls-key-file ${tls.key}\ntls-ca-cert-file ${tls.ca}\ntls-auth-clients no\ntls-replication yes\ntls-cluster yes`
+        : `port ${port}`;
+      await writeFile(file, `${listen}\nbind 127.0.0.1\ndir ${dir}\nsave ""\nappendonly no\nrepl-diskless-sync-delay 0\n${conf}`);
       const child = spawn('redis-server', [file, ...(sentinel ? ['--sentinel'] : [])], { stdio: 'ignore' });
       await writeFile(join(dir, `${port}.pid`), String(child.pid));
       servers.push({
@@ -54,7 +72,7 @@ async function startServers(name: string, configs: { port: number; conf: string;
         },
       });
     }
-    await Promise.all(configs.map(({ port }) => waitForPing(port)));
+    await Promise.all(configs.map(({ port, access }) => waitForPing(port, access)));
     return { servers, stop };
   } catch (error) {
     await stop();
@@ -62,13 +80,26 @@ async function startServers(name: string, configs: { port: number; conf: string;
   }
 }
 
-async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
-  await until(`redis-server on ${port} answers`, timeoutMs, async () => (await command(port, 'PING')) === 'PONG');
+async function waitForPing(port: number, access: ServerAccess = {}, timeoutMs = 10_000): Promise<void> {
+  await until(`redis-server on ${port} answers`, timeoutMs, async () => (await commandAs(access, port, 'PING')) === 'PONG');
 }
 
 /** One command to the server on `port`, on a connection of its own; null when it cannot be reached. */
-export async function command(port: number, ...args: string[]): Promise<unknown> {
-  const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+export function command(port: number, ...args: string[]): Promise<unknown> {
+  return commandAs({}, port, ...args);
+}
+
+/** `command` to a server that speaks TLS or wants a password. */
+export async function commandAs(access: ServerAccess, port: number, ...args: string[]): Promise<unknown> {
+  const client = new Redis(port, '127.0.0.1', {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    ...(access.ca && { tls: { ca: access.ca } }),
+    ...(access.username && { username: access.username }),
+    ...(access.password && { password: access.password }),
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -85,7 +116,7 @@ export async function command(port: number, ...args: string[]): Promise<unknown>
  * below Linux's ephemeral range (32768 and up): a port from that range may be taken by an outgoing
  * connection between the check and the server's start, and a busy machine makes thousands.
  */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   while (ports.length < count) {
     const port = randomInt(12_000, 22_000);
@@ -106,7 +137,7 @@ function inSync(replication: unknown): boolean {
   return String(replication).includes('master_link_status:up');
 }
 
-async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+export async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
