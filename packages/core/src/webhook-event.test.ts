@@ -75,7 +75,7 @@ describe('nextAttemptDelayMs', () => {
   });
 
   it('with the default schedule of the environment (about a day), eight attempts span 22 to 34 hours', () => {
-    // The default of WEBHOOK_RETRY_DELAYS (packages/config/src/env.ts).
+    // The default of WEBHOOK_RETRY_DELAYS (packages/config/src/env/dispatcher.ts).
     const defaults = [5, 300, 1800, 7200, 18000, 36000, 36000];
     const total = (r: number) => defaults.reduce((sum, _, i) => sum + nextAttemptDelayMs(i + 1, defaults, () => r)!, 0) / 3600_000;
     expect(total(0)).toBeGreaterThan(22);
