@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { SendAttempt } from './failover.ts';
 import type { Encoding } from './segments.ts';
 import { MESSAGE_STATES, MESSAGE_STATUSES, statusOf, type MessageState } from './status.ts';
-import type { MessageEventType } from './webhook-event.ts';
+import type { MessageEventType } from './event-types.ts';
 
 /**
  * Every outward shape of a message, from one place: the row as Postgres stores it (a query's

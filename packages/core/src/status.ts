@@ -80,5 +80,3 @@ export function statesMatching(filter: string): MessageState[] | undefined {
   }
   return undefined;
 }
-
-export * from './sub-states.ts';

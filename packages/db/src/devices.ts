@@ -11,7 +11,7 @@ import {
   type SimBudgetsPatch,
 } from '@smsgw/core';
 import { assignments, Params, type SqlPool } from './sql.ts';
-import { inTransaction } from './store-send.ts';
+import { inTransaction } from './sql.ts';
 import { DEVICE_TOKEN_PREFIX, generateSecret, hashSecret } from './secrets.ts';
 
 /** A device as stored: the fields of its record (packages/core, toDeviceRecord) and its user. */

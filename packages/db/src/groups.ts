@@ -1,7 +1,7 @@
 import { newId } from '@smsgw/core';
 import type { Sql, SqlPool } from './sql.ts';
 import { CONTACT_COLUMNS, type ContactRow } from './contacts.ts';
-import { inTransaction } from './store-send.ts';
+import { inTransaction } from './sql.ts';
 
 export interface GroupRow {
   id: string;

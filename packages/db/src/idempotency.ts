@@ -1,4 +1,4 @@
-import type { Queryable } from './store-send.ts';
+import type { Queryable } from './sql.ts';
 import { sameHash } from './secrets.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createSql, type Sql } from './sql.ts';
-import { inTransaction } from './store-send.ts';
+import { inTransaction } from './sql.ts';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.ts';
 
 /** A transaction's connection dying under it (Postgres restarting) fails the work, not the process. */

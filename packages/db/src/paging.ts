@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ListPosition } from '@smsgw/core';
 import { LISTING_SETTINGS, type ListingSql, Params } from './sql.ts';
-import { inTransaction } from './store-send.ts';
+import { inTransaction } from './sql.ts';
 
 /**
  * Listing that costs the same whatever the history (issue 15): newest first by (created_at, id),

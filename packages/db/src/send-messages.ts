@@ -18,7 +18,8 @@ import type { Sql } from './sql.ts';
 import type { UserRow } from './users.ts';
 import { foreignGroupIds, groupMemberPhones } from './groups.ts';
 import type { MessageTexts, NewCallback } from './messages.ts';
-import { inTransaction, storeSend, type Queryable, type StoredSend } from './store-send.ts';
+import { inTransaction, type Queryable } from './sql.ts';
+import { storeSend, type StoredSend } from './store-send.ts';
 import type { DeliveryRef } from './webhook-deliveries.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SmsGateSettings } from '@smsgw/core';
 import { madeOnFirstUse, type Sql } from './sql.ts';
-import { inTransaction } from './store-send.ts';
+import { inTransaction } from './sql.ts';
 
 /**
  * The account's settings on SMS Gate's client API (docs/compatibility.md): SMS Gate's

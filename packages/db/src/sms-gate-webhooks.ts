@@ -1,6 +1,6 @@
 import { newId, RECEIVED_EVENT_TYPE, SMS_GATE_EVENTS, smsGateEventOf, type SmsGateEvent } from '@smsgw/core';
 import type { Sql, SqlPool } from './sql.ts';
-import { inTransaction } from './store-send.ts';
+import { inTransaction } from './sql.ts';
 import { lockUserWithin } from './webhooks.ts';
 import type { DeliveryRef } from './webhook-deliveries.ts';
 

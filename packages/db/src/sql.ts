@@ -95,3 +95,33 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   const e = error as { code?: unknown; constraint?: unknown } | null;
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
+
+/** A pool or a client of one (inside a transaction): what a statement is run on. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+/**
+ * Runs `work` in a transaction on one connection of `sql`: committed when it returns, rolled back
+ * when it throws (and the error passed on).
+ */
+export async function inTransaction<T>(sql: Pick<pg.Pool, 'connect'>, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await sql.connect();
+  let broken: Error | undefined;
+  // The pool listens for the errors of idle connections only: one that dies while checked out
+  // (Postgres restarting) emits 'error' on the client, which would end the process unheard. The
+  // query in flight fails with it too; the connection is discarded on release.
+  const onError = (error: Error) => (broken = error);
+  client.on('error', onError);
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    // A connection that cannot even roll back is discarded rather than returned to the pool.
+    await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+    throw error;
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}

@@ -1,11 +1,8 @@
-import type pg from 'pg';
 import { RECIPIENT_OPTED_OUT, type AvailabilityWindows, type DeviceProtocol } from '@smsgw/core';
 import { availableDeviceCondition } from './availability.ts';
 import type { NewMessages } from './messages.ts';
+import type { Queryable } from './sql.ts';
 import { webhookEventsCte, type DeliveryRef } from './webhook-deliveries.ts';
-
-/** A pool or a client of one (inside a transaction): what a statement is run on. */
-export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
 export interface QuotaCharge {
   period: Date;
@@ -159,31 +156,4 @@ function callbackInsert(m: NewMessages, p: (value: unknown) => string): string {
   return `INSERT INTO message_callbacks (id, user_id, url, format, events, context, created_at)
        SELECT $14::uuid, $1::uuid, ${p(url)}::text, ${p(format)}::text, ${p(events)}::text[], ${p(JSON.stringify(context))}::jsonb, $5::timestamptz
        WHERE EXISTS (SELECT 1 FROM charged) RETURNING id, events`;
-}
-
-/**
- * Runs `work` in a transaction on one connection of `sql`: committed when it returns, rolled back
- * when it throws (and the error passed on).
- */
-export async function inTransaction<T>(sql: Pick<pg.Pool, 'connect'>, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await sql.connect();
-  let broken: Error | undefined;
-  // The pool listens for the errors of idle connections only: one that dies while checked out
-  // (Postgres restarting) emits 'error' on the client, which would end the process unheard. The
-  // query in flight fails with it too; the connection is discarded on release.
-  const onError = (error: Error) => (broken = error);
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    // A connection that cannot even roll back is discarded rather than returned to the pool.
-    await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
-    throw error;
-  } finally {
-    client.off('error', onError);
-    client.release(broken);
-  }
 }

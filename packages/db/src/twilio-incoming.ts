@@ -1,6 +1,6 @@
 import { TWILIO_INCOMING_FORMAT } from '@smsgw/core';
 import type { Sql } from './sql.ts';
-import type { Queryable } from './store-send.ts';
+import type { Queryable } from './sql.ts';
 import type { UserRow } from './users.ts';
 import { recordDeliveryAttempt, type AttemptResult } from './webhook-deliveries.ts';
 

@@ -12,7 +12,7 @@ import { senderNumberSql } from './sender-number.ts';
 import { unitRefSql } from './send-units.ts';
 import { SMS_GATE_SIGNING_KEY_SQL } from './sms-gate-settings.ts';
 import type { Sql } from './sql.ts';
-import type { Queryable } from './store-send.ts';
+import type { Queryable } from './sql.ts';
 
 /**
  * The webhook statements of the dispatcher: events written by the transitions' own statements, and

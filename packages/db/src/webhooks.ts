@@ -1,6 +1,6 @@
 import { TEST_EVENT_TYPE, generateWebhookSecret, newId, type TestEventData } from '@smsgw/core';
 import { assignments, Params, type SqlPool } from './sql.ts';
-import { inTransaction, type Queryable } from './store-send.ts';
+import { inTransaction, type Queryable } from './sql.ts';
 
 /**
  * The user's webhook endpoints and their deliveries, as the API shows them. The secret is read

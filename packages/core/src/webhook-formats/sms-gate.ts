@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { shownDeviceId, type MessageFields } from '../message-record.ts';
 import type { ReceivedFields } from '../received-record.ts';
-import { PING_EVENT_TYPE, RECEIVED_EVENT_TYPE, type EngineEventType } from '../webhook-event.ts';
+import { PING_EVENT_TYPE, RECEIVED_EVENT_TYPE, type EngineEventType } from '../event-types.ts';
 
 /**
  * SMS Gate's webhooks (docs/compatibility.md), as the SMS Gate app emits them (capcom6/android-sms-gateway
