@@ -11,6 +11,7 @@ import {
   describeDisagreement,
   registerProcessSettings,
   withKeyPrefix,
+  onRedisError,
 } from '@smsgw/queue';
 import { deviceReportsHandlers } from './handlers/device-reports.ts';
 import { dispatchHandler } from './handlers/dispatch.ts';
@@ -49,7 +50,7 @@ export async function startDispatcher(environment: DispatcherConfig, log: Logger
   // Webhook deliveries have connections of their own: a burst of them never makes messages wait for one.
   const webhookSql = createSql({ url: config.DATABASE_URL, poolSize: 4, onIdleError });
   const redis = createProducerConnection(config, { lazyConnect: true });
-  redis.on('error', (error: Error) => incidents.report('Redis connection failed', error));
+  onRedisError(redis, 'Redis connection failed', (what, error) => incidents.report(what, error));
   await redis.connect();
   const dispatchQueue = createDispatchQueue(redis, prefix);
   const maintenanceQueue = new Queue(QUEUES.maintenance, { connection: redis, prefix });

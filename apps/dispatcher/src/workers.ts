@@ -1,7 +1,7 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { DispatcherConfig } from '@smsgw/config';
 import { isUnavailable, type BurstLog } from '@smsgw/core';
-import { JOBS, QUEUES, createWorkerConnection, parsePayload, type JobName, type QueueName, type RedisClient } from '@smsgw/queue';
+import { JOBS, QUEUES, createWorkerConnection, parsePayload, type JobName, type QueueName, type RedisClient, onRedisError } from '@smsgw/queue';
 import type { Handler, Handlers } from './handlers/job-handler.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 
@@ -72,7 +72,7 @@ export function startWorkers(handlers: Handlers, deps: WorkersDeps): Workers {
   const connections = Object.fromEntries(
     Object.values(QUEUES).map((queue) => {
       const connection = createWorkerConnection(config);
-      connection.on('error', (error: Error) => incidents.report('Redis connection failed', error));
+      onRedisError(connection, 'Redis connection failed', (what, error) => incidents.report(what, error));
       return [queue, connection];
     }),
   ) as Record<QueueName, RedisClient>;

@@ -113,6 +113,15 @@ export function duplicateConnection(client: RedisClient, options: ConnectionOpti
 }
 
 /**
+ * Reports a connection's errors as `what`; on a cluster also each node's own, which ioredis's
+ * Cluster emits apart ('node error'), as `what` with the node's address.
+ */
+export function onRedisError(client: RedisClient, what: string, report: (what: string, error: Error) => void): void {
+  client.on('error', (error: Error) => report(what, error));
+  if (client instanceof Cluster) client.on('node error', (error: Error, address: string) => report(`${what}: node ${address}`, error));
+}
+
+/**
  * A connection of its own for SUBSCRIBE (a subscribed connection can do nothing else): it waits for
  * Redis rather than failing, with no command timeout, and subscribes again to its channels when it
  * reconnects. On a cluster it listens on one node, picked again when that node goes; PUBLISH

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { duplicateConnection, type RedisClient } from '@smsgw/queue';
+import { duplicateConnection, type RedisClient, onRedisError } from '@smsgw/queue';
 import { normalizeIP } from '@fastify/rate-limit';
 import { AppError } from '@smsgw/core';
 
@@ -55,7 +55,7 @@ export const authFailures = fp(
       maxRetriesPerRequest: 1,
       lazyConnect: true,
     }) as CountingRedis;
-    redis.on('error', (error: Error) => app.incidents.report('rate-limit Redis connection failed', error));
+    onRedisError(redis, 'rate-limit Redis connection failed', (what, error) => app.incidents.report(what, error));
     redis.defineCommand('countAuthFailure', { numberOfKeys: 1, lua: COUNT_FAILURE });
     await redis.connect();
     app.addHook('onClose', async () => {

@@ -19,6 +19,7 @@ import {
   type RedisClient,
   type ReportsQueue,
   type WebhooksQueue,
+  onRedisError,
 } from '@smsgw/queue';
 import { BackgroundWork } from '../services/background-work.ts';
 
@@ -64,7 +65,7 @@ export const resources = fp(
     const redis = createProducerConnection(config, { lazyConnect: true, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS });
     // WAIT blocks its connection: the reports have one of their own, so that nothing else waits behind it.
     const reportsRedis = duplicateConnection(redis);
-    for (const connection of [redis, reportsRedis]) connection.on('error', (error: Error) => incidents.report('Redis connection failed', error));
+    for (const connection of [redis, reportsRedis]) onRedisError(connection, 'Redis connection failed', (what, error) => incidents.report(what, error));
     await Promise.all([redis.connect(), reportsRedis.connect()]);
     const dispatchQueue = createDispatchQueue(redis, config.QUEUE_PREFIX);
     const reportsQueue = createReportsQueue(reportsRedis, config.QUEUE_PREFIX);

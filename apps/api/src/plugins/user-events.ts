@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createSubscriberConnection, parseUserEventBatch, userEventsChannel, type UserEvent } from '@smsgw/queue';
+import { createSubscriberConnection, parseUserEventBatch, userEventsChannel, type UserEvent, onRedisError } from '@smsgw/queue';
 
 /** Subscribes this process to a user's channel, or leaves it (the first and last stream of the user here). */
 export interface UserChannels {
@@ -88,7 +88,7 @@ export const userEvents = fp(
       const batch = parseUserEventBatch(text);
       if (batch && from === userEventsChannel(prefix, batch.user_id)) hub.emit(batch.user_id, batch.events);
     });
-    subscriber.on('error', (error: Error) => app.incidents.report('user event subscription failed', error));
+    onRedisError(subscriber, 'user event subscription failed', (what, error) => app.incidents.report(what, error));
     app.decorate('userEvents', hub);
     app.addHook('preClose', async () => hub.close());
     app.addHook('onClose', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { cancelChannel, createSubscriberConnection, settingsChannel, wakeupChannel } from '@smsgw/queue';
+import { cancelChannel, createSubscriberConnection, settingsChannel, wakeupChannel, onRedisError } from '@smsgw/queue';
 
 /**
  * Wake-ups for the devices connected to this API process. One Redis subscription per process
@@ -117,7 +117,7 @@ export const wakeups = fp(
         if (deviceId && messageId) hub.cancel(deviceId, messageId);
       }
     });
-    subscriber.on('error', (error: Error) => app.incidents.report('wake-up subscription failed', error));
+    onRedisError(subscriber, 'wake-up subscription failed', (what, error) => app.incidents.report(what, error));
     await subscriber.subscribe(channel, cancels, settings);
     app.decorate('wakeups', hub);
     app.addHook('preClose', async () => hub.close());
