@@ -284,7 +284,7 @@ describe('dispatcher metrics', () => {
     await waitUntilAssigned(userId, 3);
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text).toMatch(/^smsgw_message_transitions_total\{state="assigned"\} 3$/m);
-    expect(text).toMatch(/^smsgw_dispatcher_jobs_total\{job="message.dispatch",outcome="assigned"\} 3$/m);
+    expect(text).toMatch(/^smsgw_dispatcher_jobs_total\{job_name="message.dispatch",outcome="assigned"\} 3$/m);
     expect(text).toMatch(/^smsgw_dispatcher_assign_batch_size_count \d+$/m);
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
   });

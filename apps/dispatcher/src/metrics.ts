@@ -9,7 +9,7 @@ export class DispatcherMetrics {
   readonly jobs = new Counter({
     name: 'smsgw_dispatcher_jobs_total',
     help: 'Jobs handled, by job name and outcome.',
-    labelNames: ['job', 'outcome'] as const,
+    labelNames: ['job_name', 'outcome'] as const,
     registers: [this.registry],
   });
   readonly assignBatch = new Histogram({

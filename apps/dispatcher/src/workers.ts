@@ -34,14 +34,14 @@ async function runJob(handlers: Handlers, deps: WorkersDeps, queue: QueueName, j
   const handler = handlers[name] as Handler<typeof name>;
   try {
     const result = await handler(parsePayload(name, job.data) as never, job, token);
-    metrics.jobs.inc({ job: name, outcome: typeof result === 'string' ? result : 'done' });
+    metrics.jobs.inc({ job_name: name, outcome: typeof result === 'string' ? result : 'done' });
     return result;
   } catch (error) {
     if (error instanceof DelayedError) {
-      metrics.jobs.inc({ job: name, outcome: 'delayed' });
+      metrics.jobs.inc({ job_name: name, outcome: 'delayed' });
       throw error;
     }
-    metrics.jobs.inc({ job: name, outcome: 'error' });
+    metrics.jobs.inc({ job_name: name, outcome: 'error' });
     // Postgres or Redis away (restarting, failing over): the job is not at fault, so it runs again
     // shortly without spending one of its attempts, however long the outage lasts.
     if (isUnavailable(error) && !deps.stopping()) {
