@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RateLimits } from '@smsgw/core';
@@ -6,11 +6,14 @@ import { message as routingMessage } from '@smsgw/core/testing';
 import { createSql, type RoutingRecord } from '@smsgw/db/sql';
 import { DeviceBudgets, DevicePacing, type PaceTake, type PaceWindow } from '@smsgw/queue';
 import { planAndReserve } from './reserve-routing.ts';
+import { testPrefixes } from '@smsgw/queue/testing';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 // No statement runs (no budget to seed): the pool never connects.
 const sql = createSql({ url: 'postgres://postgres@127.0.0.1:5432/postgres' });
+const prefixes = testPrefixes('reserve');
 afterAll(async () => {
+  await prefixes.remove(redis);
   await Promise.all([redis.quit(), sql.end()]);
 });
 
@@ -39,7 +42,7 @@ class RacedPacing extends DevicePacing {
 
 describe('planAndReserve', () => {
   it('makes the plan again when another dispatcher took a place it counted on: the message spills, or waits', async () => {
-    const prefix = `test-reserve-${randomBytes(6).toString('hex')}`;
+    const prefix = prefixes.next();
     const [d1, d2, user] = [randomUUID(), randomUUID(), randomUUID()];
     const message = (id: string) => routingMessage(id, { userId: user, createdAt: new Date() });
     const perMinute: RateLimits = { perMinute: 1, perHour: null, perDay: null };

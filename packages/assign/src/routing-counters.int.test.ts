@@ -1,17 +1,20 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BudgetLedger, NO_BUDGETS, scopeKey, type BudgetScope } from '@smsgw/core';
 import { DeviceBudgets, DevicePacing } from '@smsgw/queue';
+import { testPrefixes } from '@smsgw/queue/testing';
 
 // The planner fills the counters it read (pace-peek.lua, budget-peek.lua) with its own arithmetic;
 // the take scripts must then find the same room, or every plan would be made again.
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const prefixes = testPrefixes('routing');
 afterAll(async () => {
+  await prefixes.remove(redis);
   await redis.quit();
 });
 
-const prefix = () => `test-routing-${randomBytes(6).toString('hex')}`;
+const prefix = prefixes.next;
 const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
 
 describe('the counters the planner reads', () => {

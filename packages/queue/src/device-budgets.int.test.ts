@@ -1,10 +1,13 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testPrefixes } from './testing/test-prefixes.ts';
 import { DeviceBudgets, type BudgetLimits, type BudgetScope } from './device-budgets.ts';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const prefixes = testPrefixes('budget');
 afterAll(async () => {
+  await prefixes.remove(redis);
   await redis.quit();
 });
 
@@ -27,7 +30,7 @@ async function seeded(budgets: DeviceBudgets, scopes: BudgetScope[]) {
 
 describe('DeviceBudgets', () => {
   it('asks for a seed first, then counts segments against the hourly budget and says when room frees', async () => {
-    const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
+    const budgets = new DeviceBudgets(redis, prefixes.next());
     const s = scope({ segmentsPerHour: 5 });
     await seeded(budgets, [s]);
     const first = await budgets.take(
@@ -46,7 +49,7 @@ describe('DeviceBudgets', () => {
   });
 
   it('charges a recipient once a month: a known one still fits when a new one does not', async () => {
-    const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
+    const budgets = new DeviceBudgets(redis, prefixes.next());
     const s = scope({ uniqueRecipientsPerMonth: 2 });
     await seeded(budgets, [s]);
     const take = await budgets.take(
@@ -57,7 +60,7 @@ describe('DeviceBudgets', () => {
   });
 
   it('gives back released room, and a scope with other limits (or wiped) is seeded again', async () => {
-    const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
+    const budgets = new DeviceBudgets(redis, prefixes.next());
     const s = scope({ segmentsPerDay: 2 });
     await seeded(budgets, [s]);
     const take = await budgets.take([s], [{ segments: 2, to: '+1555001' }]);
@@ -82,7 +85,7 @@ describe('DeviceBudgets', () => {
   });
 
   it('takes only what fits every scope: the device as a whole and its SIM', async () => {
-    const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
+    const budgets = new DeviceBudgets(redis, prefixes.next());
     const deviceId = randomUUID();
     const device = scope({ segmentsPerMonth: 3 }, 0, deviceId);
     const sim2 = scope({ segmentsPerHour: 10 }, 2, deviceId);
@@ -92,7 +95,7 @@ describe('DeviceBudgets', () => {
   });
 
   it('never lets two concurrent takers past the budget', async () => {
-    const budgets = new DeviceBudgets(redis, `test-budget-${randomBytes(6).toString('hex')}`);
+    const budgets = new DeviceBudgets(redis, prefixes.next());
     const s = scope({ segmentsPerHour: 50 });
     await seeded(budgets, [s]);
     const takes = await Promise.all(

@@ -1,15 +1,18 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DevicePacing } from './device-pacing.ts';
+import { testPrefixes } from './testing/test-prefixes.ts';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const other = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const prefixes = testPrefixes('pace');
 afterAll(async () => {
+  await prefixes.remove(redis);
   await Promise.all([redis.quit(), other.quit()]);
 });
 
-const prefix = () => `test-pace-${randomBytes(6).toString('hex')}`;
+const prefix = prefixes.next;
 const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
 
 describe('DevicePacing', () => {

@@ -1,12 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeDisagreement, processSettingsKey, registerProcessSettings } from './process-settings.ts';
+import { testPrefixes } from './testing/test-prefixes.ts';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-afterAll(() => redis.quit());
+const prefixes = testPrefixes('settings');
+afterAll(async () => {
+  await prefixes.remove(redis);
+  await redis.quit();
+});
 
-const prefix = () => `test-settings-${randomBytes(6).toString('hex')}`;
+const prefix = prefixes.next;
 const SETTINGS = { WEBHOOK_ALLOW_PRIVATE: false, SENDING_LEASE_SECONDS: 3600 };
 
 /** Another process's registration, as it would have written it. */
