@@ -3,6 +3,7 @@ import { buildApp } from '@smsgw/api';
 import { ApiConfigSchema, loadConfig } from '@smsgw/config';
 import { createApiKey, createDevice, createUser, type UserRow } from '@smsgw/db';
 import { recreateDatabase } from '@smsgw/db/testing';
+import { deletePrefix } from '@smsgw/queue';
 
 type FastifyInstance = Awaited<ReturnType<typeof buildApp>>;
 
@@ -41,7 +42,8 @@ export async function startBenchApi(database: string): Promise<BenchApi> {
     user,
     apiKey: key,
     async close() {
-      await app.dispatchQueue.obliterate({ force: true });
+      // Every key of its prefix (queues, counters), so that a benchmark leaves Redis as it found it.
+      await deletePrefix(app.redis, config.QUEUE_PREFIX);
       await app.close();
     },
   };
