@@ -3,12 +3,12 @@ import { runBundle } from '../support/cluster.ts';
 import { e2ePerTest, type E2e } from '../support/e2e-fixture.ts';
 import { numbers, summarizeLog } from '../faults/support/fixture.ts';
 import { startTopologyGateway } from './support/gateway.ts';
-import { DATA_PASSWORD, makeCertificates, startSecureCluster, startSecureSentinel, type SecureRedis } from './support/secure-redis.ts';
+import { DATA_PASSWORD, makeCertificates, startSecureCluster, startSecureSentinel, startSecureServer, type SecureRedis } from './support/secure-redis.ts';
 
 /**
  * Redis as managed services give it (ElastiCache, Upstash, Redis Cloud): TLS only, a certificate
- * of a CA the system does not know, and an ACL user with a password. A cluster
- * (REDIS_CLUSTER_NODES) and a primary behind a Sentinel that has a password of its own
+ * of a CA the system does not know, and an ACL user with a password. One server (REDIS_URL), a
+ * cluster (REDIS_CLUSTER_NODES) and a primary behind a Sentinel that has a password of its own
  * (REDIS_SENTINELS, REDIS_SENTINEL_PASSWORD), each given REDIS_USERNAME, REDIS_PASSWORD,
  * REDIS_TLS=true and the CA in NODE_EXTRA_CA_CERTS; and the start-up check's words when one of
  * those is wrong.
@@ -42,6 +42,11 @@ function startApi(e2e: E2e, env: Record<string, string>): Promise<{ code: number
 }
 
 describe('on Redis that wants TLS and a password', () => {
+  it('delivers every message once through one server over TLS, REDIS_URL naming neither TLS nor the user', async () => {
+    const { e2e, redis } = await secured(startSecureServer);
+    await expectDeliveredOnce(e2e, redis);
+  });
+
   it('delivers every message once through a Redis Cluster over TLS, as an ACL user', async () => {
     const { e2e, redis } = await secured(startSecureCluster);
     await expectDeliveredOnce(e2e, redis);

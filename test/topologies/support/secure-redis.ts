@@ -7,8 +7,8 @@ import { commandAs, freePorts, startServers, until, type ServerAccess } from './
 
 /**
  * Redis as managed services hand it out: TLS only, with a certificate of a private CA, and an ACL
- * user with a password (the default user off). A 3-primary cluster, or a primary watched by a
- * Sentinel that has a password of its own. The certificates are made with Debian's openssl.
+ * user with a password (the default user off). One server, a 3-primary cluster, or a primary
+ * watched by a Sentinel that has a password of its own. The certificates are made with Debian's openssl.
  */
 const run = promisify(execFile);
 
@@ -83,6 +83,13 @@ export async function startSecureCluster(certificates: Certificates): Promise<Se
   }
   const env = { REDIS_CLUSTER_NODES: ports.map((port) => `127.0.0.1:${port}`).join(','), ...clientEnv(certificates) };
   return { env, stop: servers.stop };
+}
+
+/** One server over TLS with smsgw's user, named by REDIS_URL in the plain scheme: REDIS_TLS turns TLS on. */
+export async function startSecureServer(certificates: Certificates): Promise<SecureRedis> {
+  const [port] = await freePorts(1);
+  const servers = await startServers('secure-server', [{ port: port!, conf: DATA_ACL, access: await access(certificates) }], certificates);
+  return { env: { REDIS_URL: `redis://127.0.0.1:${port}`, ...clientEnv(certificates) }, stop: servers.stop };
 }
 
 /** A primary over TLS with smsgw's user, and a Sentinel over TLS with a password of its own that watches it. */
