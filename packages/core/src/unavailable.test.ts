@@ -35,6 +35,8 @@ describe('isUnavailable', () => {
     ['a demoted primary refusing writes', new Error("READONLY You can't write against a read only replica.")],
     ['a replica still loading', new Error('LOADING Redis is loading the dataset in memory')],
     ['the Sentinels away', new Error('All sentinels are unreachable. Retrying from scratch after 10ms.')],
+    ['a Redis that wants a password it was not given', new Error('NOAUTH Authentication required.')],
+    ['a Redis whose password was rotated', new Error('WRONGPASS invalid username-password pair or user is disabled.')],
   ])('is true for %s', (_, error) => {
     expect(isUnavailable(error)).toBe(true);
   });

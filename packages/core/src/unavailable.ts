@@ -46,8 +46,9 @@ const UNAVAILABLE_MESSAGES = [
 ];
 // Redis's answers in a failover (docs/operations.md, "Redis Cluster and Sentinel"): a slot without a
 // primary, a slot moving, a replica not yet promoted or still loading, a demoted primary refusing
-// writes, too few replicas (min-replicas-to-write). The code starts the message.
-const REDIS_UNAVAILABLE = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|READONLY|NOREPLICAS) /;
+// writes, too few replicas (min-replicas-to-write); and a server that no longer takes smsgw's
+// credentials (a password rotated on the server first, "Passwords and TLS"). The code starts the message.
+const REDIS_UNAVAILABLE = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|READONLY|NOREPLICAS|NOAUTH|WRONGPASS) /;
 // Prisma reports a Postgres error of a query as its own code (P2010, …) with Postgres's code in
 // `meta.code` or only in the message ("Code: `57P03`").
 const PRISMA_QUOTED_CODE = /Code: `(\w{5})`/;
